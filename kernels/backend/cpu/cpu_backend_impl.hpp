@@ -1,0 +1,42 @@
+// Definition of run_batch_cpu, included only by the per-model instantiation units that CMake
+// generates (one translation unit per model keeps builds parallel and incremental).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/ensemble/system_kernel.hpp"
+
+namespace ukes {
+
+template <class Model, class T>
+void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
+                   const BatchOutputView& out, int threads) {
+  constexpr int kChunk = 16;
+  const int count = in.count;
+  if (threads <= 0) threads = default_cpu_threads();
+  threads = std::max(1, std::min(threads, (count + kChunk - 1) / kChunk));
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (;;) {
+      const int begin = next.fetch_add(kChunk);
+      if (begin >= count) return;
+      const int end = std::min(count, begin + kChunk);
+      for (int i = begin; i < end; ++i) SystemKernel<Model, T>::run(in, settings, i, out);
+    }
+  };
+  if (threads == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace ukes

@@ -1,0 +1,55 @@
+// Host/device portability layer: the one place that knows whether we are compiled by nvcc or g++.
+#pragma once
+
+#include <cmath>
+
+#if defined(__CUDACC__)
+#define UKES_HD __host__ __device__
+#define UKES_INLINE __forceinline__
+#else
+#define UKES_HD
+#define UKES_INLINE inline
+#endif
+
+namespace ukes {
+
+// Scalar math that resolves to the right overload for float, double and (through ADL) our
+// automatic-differentiation types, on host and device alike.
+using std::abs;
+using std::cos;
+using std::exp;
+using std::fmax;
+using std::fmin;
+using std::isfinite;
+using std::pow;
+using std::sin;
+using std::sqrt;
+
+template <class T>
+UKES_HD UKES_INLINE constexpr T square(T x) {
+  return x * x;
+}
+
+template <class T>
+UKES_HD UKES_INLINE constexpr T max_of(T a, T b) {
+  return a > b ? a : b;
+}
+
+template <class T>
+UKES_HD UKES_INLINE constexpr T min_of(T a, T b) {
+  return a < b ? a : b;
+}
+
+// Machine epsilon without <limits> (numeric_limits is host-only in older CUDA toolchains).
+template <class T>
+struct Epsilon;
+template <>
+struct Epsilon<double> {
+  static constexpr double value = 2.220446049250313e-16;
+};
+template <>
+struct Epsilon<float> {
+  static constexpr float value = 1.1920929e-07f;
+};
+
+}  // namespace ukes

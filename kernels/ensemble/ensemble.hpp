@@ -1,0 +1,101 @@
+// Host-side ensemble API: owning structure-of-arrays buffers for a batch and its results, and the
+// entry point that runs a batch on a backend. Backends see only the views of batch_layout.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble/batch_layout.hpp"
+#include "kernels/models/model_info.hpp"
+
+namespace ukes {
+
+enum class Precision { kFp64, kFp32 };
+
+struct EnsembleSettings {
+  Method method = Method::kDopri5;
+  Precision precision = Precision::kFp64;
+  double t0 = 0.0;
+  double t_end = 1.0;
+  double dt = 0.0;  // RK4 step; DOPRI5 first trial step (0: automatic)
+  double rtol = 1e-9;
+  double atol = 1e-9;
+  std::int64_t max_steps = 1000000;
+  double alpha = 0.0;  // Baumgarte gains
+  double beta = 0.0;
+  double rank_rtol = -1.0;          // < 0: max(m, n) eps
+  double inconsistency_tol = 0.0;   // <= 0: default (run_settings.hpp)
+  double projection_tol = 0.0;      // <= 0: 1000 eps
+  bool assemble = false;
+  bool projection = false;
+  int samples = 2;  // K uniform sample times, t0 and t_end included
+  int threads = 0;  // CPU threads; <= 0: all hardware threads
+
+  // Defaults of a model: its end time and Baumgarte gains.
+  static EnsembleSettings for_model(const ModelInfo& m);
+};
+
+// The systems of one run, structure of arrays: component k of system i at [k * count + i].
+struct Batch {
+  const ModelInfo* model = nullptr;
+  int count = 0;
+  std::vector<double> params;  // [param][count]
+  std::vector<double> q0;      // [coordinate][count]
+  std::vector<double> qd0;     // [coordinate][count]
+
+  // `count` systems at the model's default parameters and initial condition.
+  static Batch defaults(const ModelInfo& m, int count);
+  double& param(int k, int i) { return params[static_cast<std::size_t>(k) * count + i]; }
+  double& q(int j, int i) { return q0[static_cast<std::size_t>(j) * count + i]; }
+  double& qd(int j, int i) { return qd0[static_cast<std::size_t>(j) * count + i]; }
+  BatchInputView view() const { return {count, params.data(), q0.data(), qd0.data()}; }
+};
+
+struct BatchResults {
+  int count = 0;
+  int n = 0;
+  int residual_slots = 0;
+  int samples = 0;
+  std::vector<std::int32_t> status;
+  std::vector<double> t, q, qd, residual_max, force_max, inconsistency_max;
+  std::vector<std::int64_t> steps, rejected;
+  // Trajectories of the systems in traj_ids, in that order: [slot][sample][component].
+  std::vector<std::int32_t> traj_ids;
+  std::vector<std::int32_t> traj_slot;  // [count], -1 when not recorded
+  std::vector<double> traj_q, traj_qd, traj_residual, traj_force;
+  double elapsed_s = 0.0;
+  std::string backend;
+
+  // Sizes every buffer for `batch`, recording trajectories of `traj_ids` at `samples` times.
+  void allocate(const Batch& batch, int samples, const std::vector<std::int32_t>& traj_ids);
+  BatchOutputView view();
+  double q_at(int j, int i) const { return q[static_cast<std::size_t>(j) * count + i]; }
+  double qd_at(int j, int i) const { return qd[static_cast<std::size_t>(j) * count + i]; }
+  double residual_at(int r, int i) const {
+    return residual_max[static_cast<std::size_t>(r) * count + i];
+  }
+  // Sample k of trajectory slot `slot`, component j.
+  double traj_q_at(int slot, int k, int j) const {
+    return traj_q[(static_cast<std::size_t>(slot) * samples + k) * n + j];
+  }
+  double traj_qd_at(int slot, int k, int j) const {
+    return traj_qd[(static_cast<std::size_t>(slot) * samples + k) * n + j];
+  }
+  double traj_residual_at(int slot, int k, int r) const {
+    return traj_residual[(static_cast<std::size_t>(slot) * samples + k) * residual_slots + r];
+  }
+  double traj_force_at(int slot, int k, int j) const {
+    return traj_force[(static_cast<std::size_t>(slot) * samples + k) * n + j];
+  }
+};
+
+const char* status_name(Status s);
+// The sample times of a run: K uniform times from t0 to t_end, both included.
+std::vector<double> sample_times(const EnsembleSettings& s);
+
+// Runs `batch` on the CPU backend; fills `results` (allocated here for s.samples and traj_ids).
+void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
+                      const std::vector<std::int32_t>& traj_ids = {});
+
+}  // namespace ukes

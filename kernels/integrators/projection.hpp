@@ -1,0 +1,76 @@
+// Projection onto the constraint set, M-weighted least change:
+//   positions:  q  <- q  - L^-T (A_p L^-T)^+ phi        (Gauss–Newton on phi(q, t) = 0)
+//   velocities: qd <- qd - L^-T (A L^-T)^+ [phid; psi]  (exact in one step for rows affine in qd)
+// with M = L L^T at the current q and the same pseudoinverse as the UK solve, so redundant rows
+// and rank loss are handled alike. Used for assembly of initial conditions and, optionally, after
+// each accepted step.
+#pragma once
+
+#include "kernels/linalg/cholesky.hpp"
+#include "kernels/linalg/pinv.hpp"
+#include "kernels/uk/constraint_form.hpp"
+
+namespace ukes {
+
+template <class T>
+struct ProjectionSettings {
+  T tol;               // converged when every |phi| (resp. |phid|, |psi|) is at most tol
+  int max_iterations;  // Gauss–Newton iterations per level
+  T rank_rtol;
+};
+
+// Returns false when the rows could not be met to `tol` (or M is not positive definite).
+template <class Model, class T>
+UKES_HD bool project_positions(Vec<T, Model::kN>& q, T t, const T* p,
+                               const ProjectionSettings<T>& s) {
+  constexpr int n = Model::kN;
+  constexpr int mp = Model::kPositionRows;
+  if constexpr (mp == 0) {
+    return true;
+  } else {
+    Mat<T, mp, n> Ap;
+    Vec<T, mp> phi;
+    for (int it = 0;; ++it) {
+      position_rows_with_jacobian<Model, T>(q, t, p, Ap, phi);
+      const T res = norm_inf(phi);
+      if (!isfinite(res)) return false;
+      if (res <= s.tol) return true;
+      if (it == s.max_iterations) return false;
+      Mat<T, n, n> M, L;
+      Model::mass(q, t, p, M);
+      if (!cholesky(M, L)) return false;
+      const PseudoInverse<T, mp, n> Bp(right_solve_lower_transpose(L, Ap), s.rank_rtol);
+      const Vec<T, n> dq = solve_lower_transpose(L, Bp.apply(phi));
+      for (int j = 0; j < n; ++j) q[j] -= dq[j];
+    }
+  }
+}
+
+template <class Model, class T>
+UKES_HD bool project_velocities(const Vec<T, Model::kN>& q, Vec<T, Model::kN>& qd, T t,
+                                const T* p, const ProjectionSettings<T>& s) {
+  constexpr int n = Model::kN;
+  constexpr int m = kRows<Model>;
+  if constexpr (m == 0) {
+    return true;
+  } else {
+    Mat<T, n, n> M, L;
+    Model::mass(q, t, p, M);
+    if (!cholesky(M, L)) return false;
+    for (int it = 0;; ++it) {
+      const ConstraintForm<Model, T> f = constraint_form<Model, T>(q, qd, t, p);
+      Vec<T, m> r;
+      for (int k = 0; k < Model::kPositionRows; ++k) r[k] = f.rate[k];
+      for (int k = Model::kPositionRows; k < m; ++k) r[k] = f.value[k];
+      const T res = norm_inf(r);
+      if (!isfinite(res)) return false;
+      if (res <= s.tol) return true;
+      if (it == s.max_iterations) return false;
+      const PseudoInverse<T, m, n> Bp(right_solve_lower_transpose(L, f.A), s.rank_rtol);
+      const Vec<T, n> dqd = solve_lower_transpose(L, Bp.apply(r));
+      for (int j = 0; j < n; ++j) qd[j] -= dqd[j];
+    }
+  }
+}
+
+}  // namespace ukes

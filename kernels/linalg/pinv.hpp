@@ -1,0 +1,167 @@
+// Rank-revealing Moore–Penrose pseudoinverse by one-sided (Hestenes) Jacobi SVD.
+//
+// Jacobi orthogonalization is branch-light, needs no workspace beyond the matrix itself, computes
+// small singular values to high relative accuracy and is what cuSOLVER's batched gesvdj does on
+// the GPU, so both backends share one algorithm.
+//
+// For X (R x C) the sweeps find an orthogonal V (C x C) such that the columns of W = X V are
+// mutually orthogonal; then X = U S V^T with W = U S and
+//     X^+ = V S^+ U^T = V diag(1/s_k^2) W^T   (over the kept singular values s_k).
+// We orthogonalize whichever of B or B^T has fewer columns, so the work scales with min(R, C)^2.
+//
+// Rank tolerance: a singular value s_k is kept when s_k > rtol * s_max. The default
+// rtol = max(R, C) * eps(T) is the convention of LAPACK-based tools (numpy.linalg.matrix_rank,
+// MATLAB rank/pinv); a caller may pass its own. A zero matrix has rank 0 and pseudoinverse 0.
+#pragma once
+
+#include "kernels/linalg/small_matrix.hpp"
+
+namespace ukes {
+
+template <class T, int R, int C>
+struct JacobiSvd {
+  Mat<T, R, C> W;  // X V: orthogonal columns, column k has norm sigma[k]
+  Mat<T, C, C> V;
+  Vec<T, C> sigma;
+  int sweeps = 0;
+
+  static constexpr int kMaxSweeps = 40;
+
+  UKES_HD explicit JacobiSvd(const Mat<T, R, C>& X) : W(X), V(Mat<T, C, C>::identity()) {
+    const T tol = Epsilon<T>::value;
+    for (sweeps = 0; sweeps < kMaxSweeps; ++sweeps) {
+      bool rotated = false;
+      for (int i = 0; i < C - 1; ++i) {
+        for (int j = i + 1; j < C; ++j) {
+          T alpha = T(0), beta = T(0), gamma = T(0);
+          for (int r = 0; r < R; ++r) {
+            alpha += W(r, i) * W(r, i);
+            beta += W(r, j) * W(r, j);
+            gamma += W(r, i) * W(r, j);
+          }
+          if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // already orthogonal
+          rotated = true;
+          // Rotation that zeroes the (i, j) entry of the 2x2 Gram matrix [[alpha, gamma], [gamma, beta]].
+          const T zeta = (beta - alpha) / (T(2) * gamma);
+          const T t = (zeta >= T(0) ? T(1) : T(-1)) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
+          const T c = T(1) / sqrt(T(1) + t * t);
+          const T s = c * t;
+          for (int r = 0; r < R; ++r) {
+            const T wi = W(r, i), wj = W(r, j);
+            W(r, i) = c * wi - s * wj;
+            W(r, j) = s * wi + c * wj;
+          }
+          for (int r = 0; r < C; ++r) {
+            const T vi = V(r, i), vj = V(r, j);
+            V(r, i) = c * vi - s * vj;
+            V(r, j) = s * vi + c * vj;
+          }
+        }
+      }
+      if (!rotated) break;
+    }
+    for (int k = 0; k < C; ++k) {
+      T s2 = T(0);
+      for (int r = 0; r < R; ++r) s2 += W(r, k) * W(r, k);
+      sigma[k] = sqrt(s2);
+    }
+  }
+
+  UKES_HD T sigma_max() const {
+    T s = T(0);
+    for (int k = 0; k < C; ++k) s = max_of(s, sigma[k]);
+    return s;
+  }
+};
+
+template <class T>
+UKES_HD constexpr T default_rank_rtol(int rows, int cols) {
+  return T(rows > cols ? rows : cols) * Epsilon<T>::value;
+}
+
+// The pseudoinverse of a fixed B (R x C), factored once and applied to any number of vectors.
+template <class T, int R, int C>
+class PseudoInverse {
+  // Orthogonalize the columns of B when it is tall or square, of B^T when it is wide.
+  static constexpr bool kTransposed = R < C;
+  static constexpr int XR = kTransposed ? C : R;
+  static constexpr int XC = kTransposed ? R : C;
+
+ public:
+  UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C))
+      : svd_(make_x(B)) {
+    const T cutoff = rtol * svd_.sigma_max();
+    rank_ = 0;
+    for (int k = 0; k < XC; ++k) {
+      const T s = svd_.sigma[k];
+      if (s > cutoff && s > T(0)) {
+        inv_s2_[k] = T(1) / (s * s);
+        ++rank_;
+      } else {
+        inv_s2_[k] = T(0);
+      }
+    }
+  }
+
+  UKES_HD int rank() const { return rank_; }
+  UKES_HD const JacobiSvd<T, XR, XC>& svd() const { return svd_; }
+
+  // B^+ r, with r of length R; the result has length C.
+  UKES_HD Vec<T, C> apply(const Vec<T, R>& r) const {
+    const auto& W = svd_.W;
+    const auto& V = svd_.V;
+    Vec<T, C> x = Vec<T, C>::zero();
+    if constexpr (kTransposed) {
+      // X = B^T = U S V^T, so B = V S U^T and B^+ = U S^-1 V^T = W diag(1/s^2) V^T.
+      for (int k = 0; k < XC; ++k) {
+        if (inv_s2_[k] == T(0)) continue;
+        T coef = T(0);
+        for (int i = 0; i < R; ++i) coef += V(i, k) * r[i];
+        coef *= inv_s2_[k];
+        for (int j = 0; j < C; ++j) x[j] += W(j, k) * coef;
+      }
+    } else {
+      // X = B = U S V^T: B^+ = V S^-1 U^T = V diag(1/s^2) W^T.
+      for (int k = 0; k < XC; ++k) {
+        if (inv_s2_[k] == T(0)) continue;
+        T coef = T(0);
+        for (int i = 0; i < R; ++i) coef += W(i, k) * r[i];
+        coef *= inv_s2_[k];
+        for (int j = 0; j < C; ++j) x[j] += V(j, k) * coef;
+      }
+    }
+    return x;
+  }
+
+  // The explicit C x R pseudoinverse (tests, assembly of small operators).
+  UKES_HD Mat<T, C, R> matrix() const {
+    Mat<T, C, R> P;
+    for (int i = 0; i < R; ++i) {
+      Vec<T, R> e = Vec<T, R>::zero();
+      e[i] = T(1);
+      const Vec<T, C> col = apply(e);
+      for (int j = 0; j < C; ++j) P(j, i) = col[j];
+    }
+    return P;
+  }
+
+ private:
+  UKES_HD static Mat<T, XR, XC> make_x(const Mat<T, R, C>& B) {
+    if constexpr (kTransposed) {
+      return transpose(B);
+    } else {
+      return B;
+    }
+  }
+
+  JacobiSvd<T, XR, XC> svd_;
+  Vec<T, XC> inv_s2_;
+  int rank_ = 0;
+};
+
+template <class T, int R, int C>
+UKES_HD Mat<T, C, R> pinv(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C)) {
+  return PseudoInverse<T, R, C>(B, rtol).matrix();
+}
+
+}  // namespace ukes

@@ -1,0 +1,80 @@
+// The Udwadia–Kalaba equation of constrained motion.
+//
+// Given M qdd = Q for the unconstrained system and the constraints in second-order form
+// A qdd = b, the constrained acceleration is
+//     qdd = a + L^-T (A L^-T)^+ (b - A a),   a = M^-1 Q,   M = L L^T,
+// with the Moore–Penrose inverse ^+ (any factor L of M works; we use Cholesky). For non-ideal
+// constraints that do work C (which may depend on the ideal constraint force, e.g. friction):
+//     qdd += (I - A_M^+ A) c,   c = M^-1 C,   A_M^+ = L^-T (A L^-T)^+.
+// Writing B = A L^-T and y = B^+ (b - A a), the ideal constraint force is M (qdd_ideal - a) = L y,
+// and the non-ideal one is M (I - A_M^+ A) c = C - L B^+ A c. No Lagrange multipliers, no
+// eigen-decomposition; rows may be dependent, duplicated or zero.
+#pragma once
+
+#include "kernels/linalg/cholesky.hpp"
+#include "kernels/linalg/pinv.hpp"
+
+namespace ukes {
+
+template <class T, int N>
+struct UkSolution {
+  Vec<T, N> qdd;
+  Vec<T, N> a;            // unconstrained acceleration M^-1 Q
+  Vec<T, N> Qc_ideal;     // M A_M^+ (b - A a)
+  Vec<T, N> Qc_nonideal;  // M (I - A_M^+ A) c; zero for ideal constraints
+  T inconsistency = T(0);  // |A qdd - b|_2: ~0 unless the rows cannot all be met
+  int rank = 0;            // numerical rank of A (at the pseudoinverse's tolerance)
+  bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
+};
+
+// `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is one.
+template <class T, int N, int M, class NonIdeal>
+UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
+                                  const Mat<T, M, N>& A, const Vec<T, M>& b,
+                                  const NonIdeal& nonideal,
+                                  T rank_rtol = default_rank_rtol<T>(M, N)) {
+  UkSolution<T, N> s;
+  Mat<T, N, N> L;
+  s.mass_ok = cholesky(mass, L);
+  if (!s.mass_ok) return s;
+
+  s.a = cholesky_solve(L, Q);
+  s.qdd = s.a;
+  s.Qc_ideal = Vec<T, N>::zero();
+  s.Qc_nonideal = Vec<T, N>::zero();
+  if constexpr (M > 0) {
+    const Mat<T, M, N> B = right_solve_lower_transpose(L, A);
+    const PseudoInverse<T, M, N> Bp(B, rank_rtol);
+    s.rank = Bp.rank();
+
+    const Vec<T, N> y = Bp.apply(b - A * s.a);
+    s.Qc_ideal = lower_times(L, y);
+    s.qdd = s.a + solve_lower_transpose(L, y);
+
+    if constexpr (NonIdeal::kActive) {
+      Vec<T, N> C;
+      nonideal(s.Qc_ideal, C);
+      const Vec<T, N> c = cholesky_solve(L, C);
+      const Vec<T, N> z = Bp.apply(A * c);
+      s.Qc_nonideal = C - lower_times(L, z);
+      s.qdd = s.qdd + (c - solve_lower_transpose(L, z));
+    }
+    s.inconsistency = norm2(A * s.qdd - b);
+  } else if constexpr (NonIdeal::kActive) {
+    // Without constraint rows a prescribed "constraint" force is simply an applied force.
+    Vec<T, N> C;
+    nonideal(s.Qc_ideal, C);
+    s.Qc_nonideal = C;
+    s.qdd = s.a + cholesky_solve(L, C);
+  }
+  return s;
+}
+
+// The prescribed force of ideal constraints: none.
+struct NoNonIdealForce {
+  static constexpr bool kActive = false;
+  template <class V>
+  UKES_HD void operator()(const V&, V&) const {}
+};
+
+}  // namespace ukes

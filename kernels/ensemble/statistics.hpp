@@ -1,0 +1,35 @@
+// Ensemble statistics over the systems that finished with status ok.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/ensemble/ensemble.hpp"
+
+namespace ukes {
+
+struct Summary {
+  std::int64_t count = 0;  // values summarized (non-finite values are skipped)
+  double min = 0, max = 0, mean = 0, std = 0;  // std: population standard deviation
+  double p50 = 0, p95 = 0, p99 = 0;  // linear interpolation between order statistics (numpy default)
+};
+
+// NaN fields when no finite value is given.
+Summary summarize(std::vector<double> values);
+
+struct EnsembleStatistics {
+  std::int64_t count = 0;
+  std::int64_t ok = 0;
+  std::int64_t failed = 0;
+  std::array<std::int64_t, kStatusCount> by_status{};
+  std::vector<Summary> q;         // per coordinate, final values of ok systems
+  std::vector<Summary> qd;        // per coordinate
+  std::vector<Summary> residual;  // per residual slot (|phi| rows, |phid| rows, |psi| rows)
+  Summary force_max;
+  Summary steps;
+};
+
+EnsembleStatistics ensemble_statistics(const BatchResults& results);
+
+}  // namespace ukes

@@ -1,0 +1,58 @@
+// Sweep generation: systems drawn from distributions over parameters and initial conditions.
+//
+// System i's sample depends only on (seed, sampler, i, count) and the dimension index: never on
+// batch size, sharding, thread count or device. The unit-cube point is computed per (i, d) without
+// state, so any subset of the systems can be generated anywhere (host or device).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble/ensemble.hpp"
+
+namespace ukes {
+
+enum class Sampler { kRandom, kLhs, kSobol };
+
+struct Distribution {
+  enum class Kind { kUniform, kNormal, kLognormal, kValues };
+  Kind kind = Kind::kUniform;
+  double a = 0.0;  // uniform: lo; normal: mean; lognormal: mu
+  double b = 1.0;  // uniform: hi; normal: sd; lognormal: sigma
+  std::vector<double> values;  // kValues
+};
+
+// What a sweep dimension sets: params.NAME, q0[i] or qd0[i].
+struct SweepTarget {
+  enum class Kind { kParam, kQ0, kQd0 };
+  Kind kind = Kind::kParam;
+  int index = 0;  // parameter index or coordinate index
+};
+
+struct SweepDimension {
+  std::string name;  // as written in the spec, e.g. "params.m1", "q0[0]"
+  SweepTarget target;
+  Distribution distribution;
+};
+
+struct SweepSpec {
+  std::int64_t count = 0;
+  std::uint64_t seed = 0;
+  Sampler sampler = Sampler::kRandom;
+  std::vector<SweepDimension> dimensions;
+};
+
+// The point of system i in dimension d of the unit cube, in (0, 1) (never exactly 0 or 1, so
+// inverse CDFs stay finite).
+double sweep_unit_sample(Sampler sampler, std::uint64_t seed, std::int64_t i, std::int64_t count,
+                         int d);
+
+// The value of a distribution at unit-cube coordinate u (inverse CDF; `values` picks floor(u * n)).
+double distribution_value(const Distribution& dist, double u);
+
+// Overwrites the swept targets of every system of `batch` (batch.count == spec.count), leaving
+// all other components as they are.
+void apply_sweep(const SweepSpec& spec, Batch& batch);
+
+}  // namespace ukes

@@ -10,16 +10,15 @@
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
+#include "kernels/sweep/sampler.hpp"  // Sampler, DistributionKind, the per-(i, d) math
 
 namespace ukes {
 
-enum class Sampler { kRandom, kLhs, kSobol };
-
 struct Distribution {
-  enum class Kind { kUniform, kNormal, kLognormal, kValues };
+  using Kind = DistributionKind;  // kUniform, kNormal, kLognormal, kValues
   Kind kind = Kind::kUniform;
-  double a = 0.0;  // uniform: lo; normal: mean; lognormal: mu
-  double b = 1.0;  // uniform: hi; normal: sd; lognormal: sigma
+  double a = 0.0;              // uniform: lo; normal: mean; lognormal: mu
+  double b = 1.0;              // uniform: hi; normal: sd; lognormal: sigma
   std::vector<double> values;  // kValues
 };
 
@@ -52,7 +51,13 @@ double sweep_unit_sample(Sampler sampler, std::uint64_t seed, std::int64_t i, st
 double distribution_value(const Distribution& dist, double u);
 
 // Overwrites the swept targets of every system of `batch` (batch.count == spec.count), leaving
-// all other components as they are.
+// all other components as they are. Throws std::invalid_argument (naming the dimension) for a
+// target outside the model, a target swept twice, or invalid distribution parameters.
 void apply_sweep(const SweepSpec& spec, Batch& batch);
+
+// The same for a shard: `batch` holds systems first .. first + batch.count - 1 of the sweep
+// (0 <= first, first + batch.count <= spec.count); they get exactly the values the full sweep
+// gives them.
+void apply_sweep(const SweepSpec& spec, Batch& batch, std::int64_t first);
 
 }  // namespace ukes

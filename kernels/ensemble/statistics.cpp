@@ -1,0 +1,80 @@
+// Ensemble statistics: order statistics and moments of the final states of the ok systems.
+#include "kernels/ensemble/statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace ukes {
+namespace {
+
+// numpy's default ("linear", type 7) percentile of sorted finite values, p in [0, 1]: the order
+// statistic at virtual index h = (n - 1) p, interpolated the way numpy's _lerp does.
+double percentile_sorted(const std::vector<double>& x, double p) {
+  const double h = static_cast<double>(x.size() - 1) * p;
+  const double lo_f = std::floor(h);
+  const auto lo = static_cast<std::size_t>(lo_f);
+  const std::size_t hi = std::min(lo + 1, x.size() - 1);
+  const double t = h - lo_f;
+  const double a = x[lo], b = x[hi];
+  const double diff = b - a;
+  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> values) {
+  std::erase_if(values, [](double v) { return !std::isfinite(v); });
+  Summary s;
+  s.count = static_cast<std::int64_t>(values.size());
+  if (values.empty()) {
+    s.min = s.max = s.mean = s.std = s.p50 = s.p95 = s.p99 = NAN;
+    return s;
+  }
+  std::sort(values.begin(), values.end());
+  const double n = static_cast<double>(values.size());
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  s.mean = sum / n;
+  double ss = 0.0;
+  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  s.std = std::sqrt(ss / n);
+  s.min = values.front();
+  s.max = values.back();
+  s.p50 = percentile_sorted(values, 0.50);
+  s.p95 = percentile_sorted(values, 0.95);
+  s.p99 = percentile_sorted(values, 0.99);
+  return s;
+}
+
+EnsembleStatistics ensemble_statistics(const BatchResults& r) {
+  EnsembleStatistics e;
+  e.count = r.count;
+  std::vector<int> ok_ids;
+  ok_ids.reserve(static_cast<std::size_t>(r.count));
+  for (int i = 0; i < r.count; ++i) {
+    const std::int32_t st = r.status[static_cast<std::size_t>(i)];
+    if (st >= 0 && st < kStatusCount) ++e.by_status[static_cast<std::size_t>(st)];
+    if (st == static_cast<std::int32_t>(Status::kOk)) ok_ids.push_back(i);
+  }
+  e.ok = static_cast<std::int64_t>(ok_ids.size());
+  e.failed = e.count - e.ok;
+
+  std::vector<double> column(ok_ids.size());
+  auto summarize_ok = [&](auto&& value_of) {
+    for (std::size_t k = 0; k < ok_ids.size(); ++k) column[k] = value_of(ok_ids[k]);
+    return summarize(column);
+  };
+  for (int j = 0; j < r.n; ++j) {
+    e.q.push_back(summarize_ok([&](int i) { return r.q_at(j, i); }));
+    e.qd.push_back(summarize_ok([&](int i) { return r.qd_at(j, i); }));
+  }
+  for (int slot = 0; slot < r.residual_slots; ++slot)
+    e.residual.push_back(summarize_ok([&](int i) { return r.residual_at(slot, i); }));
+  e.force_max = summarize_ok([&](int i) { return r.force_max[static_cast<std::size_t>(i)]; });
+  e.steps = summarize_ok(
+      [&](int i) { return static_cast<double>(r.steps[static_cast<std::size_t>(i)]); });
+  return e;
+}
+
+}  // namespace ukes

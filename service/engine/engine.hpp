@@ -1,0 +1,27 @@
+// Runs a parsed spec in-process: the ensemble on the CPU backend, then its statistics.
+#pragma once
+
+#include <string>
+
+#include "kernels/ensemble/ensemble.hpp"
+#include "kernels/ensemble/statistics.hpp"
+#include "service/runspec/run_spec.hpp"
+
+namespace ukes {
+
+struct ExecuteOptions {
+  int threads = 0;  // CPU threads; <= 0: one per hardware thread
+};
+
+struct RunOutcome {
+  BatchResults results;
+  EnsembleStatistics statistics;
+  double elapsed_s = 0.0;  // wall time of the ensemble integration
+  double total_s = 0.0;    // integration and statistics
+  std::string backend;     // "cpu"
+  int threads = 0;         // CPU threads used
+};
+
+RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});
+
+}  // namespace ukes

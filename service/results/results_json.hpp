@@ -1,0 +1,36 @@
+// The results document of a run (shared RUNSPEC contract, "Results"):
+//   model, n, m, backend, precision, elapsed_s,
+//   systems: [{id, status, t, q, qd, residual_max {position, position_rate, velocity}, force_max,
+//              inconsistency_max, steps, rejected, sample (swept systems: {target: value})}],
+//   ensemble: {count, ok, failed, by_status {status: count}, q [summary per coordinate],
+//              qd [...], residual_max {position [summary per row], position_rate [...],
+//              velocity [...]}, force_max summary, steps summary}
+// with summary = {name, count, min, max, mean, std, p50, p95, p99} over the systems that ended ok,
+// plus extras: ukes_version, position_rows, velocity_rows, coordinates, params (shared values),
+// settings (everything the run used), sweep, total_s, steps_total, system_steps_per_s.
+// Non-finite numbers (a failed system's state, a summary of nothing) are written as null.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "service/engine/engine.hpp"
+#include "service/results/atomic_file.hpp"
+
+namespace ukes {
+
+nlohmann::json summary_json(const Summary& s);
+// Everything but "systems" and "ensemble".
+nlohmann::json results_header_json(const RunSpec& spec, const RunOutcome& out);
+nlohmann::json system_json(const RunSpec& spec, const RunOutcome& out, int i);
+nlohmann::json ensemble_json(const RunSpec& spec, const RunOutcome& out);
+// The whole document in memory (convenient for small runs; files are streamed).
+nlohmann::json results_json(const RunSpec& spec, const RunOutcome& out);
+
+// Streams the document (one system per line) without holding it in memory.
+void write_results_json(std::ostream& os, const RunSpec& spec, const RunOutcome& out);
+// Writes the document to a PendingFile for `path`; commit() makes it appear.
+PendingFile stage_results_json(const std::string& path, const RunSpec& spec, const RunOutcome& out);
+
+}  // namespace ukes

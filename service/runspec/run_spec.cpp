@@ -1,0 +1,665 @@
+#include "service/runspec/run_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "service/runspec/initial_state.hpp"
+
+namespace ukes {
+
+SpecError::SpecError(std::string field, std::string reason)
+    : std::runtime_error(field + ": " + reason),
+      field_(std::move(field)),
+      reason_(std::move(reason)) {}
+
+const char* method_name(Method m) { return m == Method::kRk4 ? "rk4" : "dopri5"; }
+
+const char* precision_name(Precision p) { return p == Precision::kFp32 ? "fp32" : "fp64"; }
+
+const char* sampler_name(Sampler s) {
+  switch (s) {
+    case Sampler::kRandom:
+      return "random";
+    case Sampler::kLhs:
+      return "lhs";
+    case Sampler::kSobol:
+      return "sobol";
+  }
+  return "random";
+}
+
+const char* device_name(Device d) {
+  switch (d) {
+    case Device::kAuto:
+      return "auto";
+    case Device::kCpu:
+      return "cpu";
+    case Device::kGpu:
+      return "gpu";
+  }
+  return "auto";
+}
+
+std::int64_t trajectory_bytes(const ModelInfo& model, std::int64_t systems, std::int64_t samples) {
+  const long double width = 3.0L * model.n + model.residual_slots();
+  const long double bytes =
+      static_cast<long double>(systems) * static_cast<long double>(samples) * width * 8.0L;
+  const auto cap = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
+  return bytes >= cap ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(bytes);
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& field, const std::string& reason) {
+  throw SpecError(field, reason);
+}
+
+std::string member(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string element(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+std::string kind_of(const json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+void require_object(const json& j, const std::string& path) {
+  if (!j.is_object()) fail(path, "must be an object, got " + kind_of(j));
+}
+
+void check_keys(const json& obj, const std::string& path,
+                std::initializer_list<std::string_view> allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+    std::string list;
+    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    fail(member(path, it.key()), "unknown field (expected one of: " + list + ")");
+  }
+}
+
+double get_number(const json& j, const std::string& path) {
+  if (!j.is_number()) fail(path, "must be a number, got " + kind_of(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) fail(path, "must be a finite number");
+  return v;
+}
+
+bool get_bool(const json& j, const std::string& path) {
+  if (!j.is_boolean()) fail(path, "must be true or false, got " + kind_of(j));
+  return j.get<bool>();
+}
+
+std::string get_string(const json& j, const std::string& path) {
+  if (!j.is_string()) fail(path, "must be a string, got " + kind_of(j));
+  return j.get<std::string>();
+}
+
+// An integer in [lo, hi]; integral floating-point values (1e6) are accepted.
+std::int64_t get_integer(const json& j, const std::string& path, std::int64_t lo, std::int64_t hi) {
+  std::int64_t v = 0;
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi)) fail(path, "must be at most " + std::to_string(hi));
+    v = static_cast<std::int64_t>(u);
+  } else if (j.is_number_integer()) {
+    v = j.get<std::int64_t>();
+  } else if (j.is_number_float()) {
+    const double d = j.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d)) fail(path, "must be an integer");
+    if (d < static_cast<double>(lo)) fail(path, "must be at least " + std::to_string(lo));
+    if (d >= 9.2e18 || d > static_cast<double>(hi))
+      fail(path, "must be at most " + std::to_string(hi));
+    v = static_cast<std::int64_t>(d);
+  } else {
+    fail(path, "must be an integer, got " + kind_of(j));
+  }
+  if (v < lo) fail(path, "must be at least " + std::to_string(lo));
+  if (v > hi) fail(path, "must be at most " + std::to_string(hi));
+  return v;
+}
+
+const json* find(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> param_names(const ModelInfo& m) {
+  std::vector<std::string> v;
+  for (const auto& p : m.params) v.emplace_back(p.name);
+  return v;
+}
+
+// Parameter `name` of the model, or a SpecError at `path`.
+int param_index(const ModelInfo& m, const std::string& name, const std::string& path) {
+  const int k = m.param_index(name);
+  if (k < 0)
+    fail(path, "unknown parameter of model " + m.name +
+                   " (parameters: " + join_names(param_names(m)) + ")");
+  return k;
+}
+
+void check_structural(const ModelInfo& m, int k, double value, const std::string& path) {
+  const ParamSpec& p = m.params[static_cast<std::size_t>(k)];
+  if (p.structural && value != p.value)
+    fail(path,
+         std::string("structural parameter (it fixes the model's dimensions): only its value ") +
+             number_text(p.value) + " is accepted in this build");
+}
+
+// {name: value} overrides into `values` (indexed like the model's parameters).
+void parse_params(const json& j, const std::string& path, const ModelInfo& m,
+                  std::vector<double>& values, std::vector<bool>* set = nullptr) {
+  require_object(j, path);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string p = member(path, it.key());
+    const int k = param_index(m, it.key(), p);
+    const double v = get_number(it.value(), p);
+    check_structural(m, k, v, p);
+    values[static_cast<std::size_t>(k)] = v;
+    if (set) (*set)[static_cast<std::size_t>(k)] = true;
+  }
+}
+
+std::vector<double> parse_vector(const json& j, const std::string& path, const ModelInfo& m) {
+  if (!j.is_array()) fail(path, "must be an array of " + std::to_string(m.n) + " numbers");
+  if (static_cast<int>(j.size()) != m.n)
+    fail(path, "expected " + std::to_string(m.n) + " numbers (" + join_names(m.coordinates) +
+                   "), got " + std::to_string(j.size()));
+  std::vector<double> v;
+  for (std::size_t i = 0; i < j.size(); ++i) v.push_back(get_number(j[i], element(path, i)));
+  return v;
+}
+
+struct ExplicitSystem {
+  std::vector<double> params;
+  std::vector<double> q0, qd0;  // empty: the model's default
+};
+
+// "q0[12]" -> 12 with strict digits (no sign, no leading zeros); -1 when malformed.
+long long parse_index(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size() + 3 || s.substr(0, prefix.size()) != prefix) return -1;
+  if (s[prefix.size()] != '[' || s.back() != ']') return -1;
+  const std::string_view digits = s.substr(prefix.size() + 1, s.size() - prefix.size() - 2);
+  if (digits.empty() || digits.size() > 9) return -1;
+  if (digits.size() > 1 && digits[0] == '0') return -1;
+  long long v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+SweepTarget parse_target(const std::string& name, const std::string& path, const ModelInfo& m) {
+  SweepTarget t;
+  if (name.rfind("params.", 0) == 0) {
+    t.kind = SweepTarget::Kind::kParam;
+    t.index = param_index(m, name.substr(7), path);
+    if (m.params[static_cast<std::size_t>(t.index)].structural)
+      fail(path, "structural parameter (it fixes the model's dimensions) cannot be swept");
+    return t;
+  }
+  for (const auto& [prefix, kind] : {std::pair{std::string_view("q0"), SweepTarget::Kind::kQ0},
+                                     std::pair{std::string_view("qd0"), SweepTarget::Kind::kQd0}}) {
+    if (name.rfind(std::string(prefix) + "[", 0) != 0) continue;
+    const long long i = parse_index(name, prefix);
+    if (i < 0)
+      fail(path, "malformed target: expected " + std::string(prefix) + "[i], i = 0.." +
+                     std::to_string(m.n - 1));
+    if (i >= m.n)
+      fail(path, "coordinate index " + std::to_string(i) + " out of range: model " + m.name +
+                     " has n = " + std::to_string(m.n) + " (" + join_names(m.coordinates) + ")");
+    t.kind = kind;
+    t.index = static_cast<int>(i);
+    return t;
+  }
+  fail(path, "unknown sweep target: expected params.NAME, q0[i] or qd0[i]");
+}
+
+Distribution parse_distribution(const json& j, const std::string& path) {
+  require_object(j, path);
+  if (j.size() != 1)
+    fail(path, "expected exactly one distribution: uniform, normal, lognormal or values");
+  const std::string kind = j.begin().key();
+  const json& arg = j.begin().value();
+  const std::string p = member(path, kind);
+  Distribution d;
+  if (kind == "values") {
+    d.kind = Distribution::Kind::kValues;
+    if (!arg.is_array() || arg.empty()) fail(p, "must be a non-empty array of numbers");
+    for (std::size_t i = 0; i < arg.size(); ++i)
+      d.values.push_back(get_number(arg[i], element(p, i)));
+    return d;
+  }
+  if (kind == "uniform") {
+    d.kind = Distribution::Kind::kUniform;
+  } else if (kind == "normal") {
+    d.kind = Distribution::Kind::kNormal;
+  } else if (kind == "lognormal") {
+    d.kind = Distribution::Kind::kLognormal;
+  } else {
+    fail(p, "unknown distribution (expected uniform, normal, lognormal or values)");
+  }
+  if (!arg.is_array() || arg.size() != 2) fail(p, "must be an array of two numbers");
+  d.a = get_number(arg[0], element(p, 0));
+  d.b = get_number(arg[1], element(p, 1));
+  if (d.kind == Distribution::Kind::kUniform && d.a > d.b)
+    fail(p, "lower bound " + number_text(d.a) + " exceeds upper bound " + number_text(d.b));
+  if (d.kind == Distribution::Kind::kNormal && d.b < 0)
+    fail(p, "standard deviation must be >= 0, got " + number_text(d.b));
+  if (d.kind == Distribution::Kind::kLognormal && d.b < 0)
+    fail(p, "sigma must be >= 0, got " + number_text(d.b));
+  return d;
+}
+
+SweepSpec parse_sweep(const json& j, const ModelInfo& m) {
+  const std::string path = "sweep";
+  require_object(j, path);
+  check_keys(j, path, {"count", "seed", "sampler", "vary"});
+  SweepSpec s;
+  const json* count = find(j, "count");
+  if (!count) fail("sweep.count", "required");
+  s.count = get_integer(*count, "sweep.count", 1, std::numeric_limits<std::int64_t>::max());
+  if (const json* seed = find(j, "seed")) {
+    if (seed->is_number_unsigned()) {
+      s.seed = seed->get<std::uint64_t>();
+    } else {
+      s.seed = static_cast<std::uint64_t>(
+          get_integer(*seed, "sweep.seed", 0, std::numeric_limits<std::int64_t>::max()));
+    }
+  }
+  if (const json* sampler = find(j, "sampler")) {
+    const std::string name = get_string(*sampler, "sweep.sampler");
+    if (name == "random") {
+      s.sampler = Sampler::kRandom;
+    } else if (name == "lhs") {
+      s.sampler = Sampler::kLhs;
+    } else if (name == "sobol") {
+      s.sampler = Sampler::kSobol;
+    } else {
+      fail("sweep.sampler", "unknown sampler '" + name + "' (expected random, lhs or sobol)");
+    }
+  }
+  if (const json* vary = find(j, "vary")) {
+    require_object(*vary, "sweep.vary");
+    // nlohmann::json objects iterate in sorted key order: dimension d is the d-th name.
+    for (auto it = vary->begin(); it != vary->end(); ++it) {
+      const std::string p = member("sweep.vary", it.key());
+      SweepDimension dim;
+      dim.name = it.key();
+      dim.target = parse_target(it.key(), p, m);
+      dim.distribution = parse_distribution(it.value(), p);
+      s.dimensions.push_back(std::move(dim));
+    }
+  }
+  if (s.sampler == Sampler::kSobol &&
+      s.dimensions.size() > static_cast<std::size_t>(sampling::kSobolMaxDims))
+    fail("sweep.vary", "the sobol sampler supports at most " +
+                           std::to_string(sampling::kSobolMaxDims) + " dimensions, got " +
+                           std::to_string(s.dimensions.size()));
+  return s;
+}
+
+void parse_trajectories(const json& j, std::int64_t count, OutputSpec& out) {
+  const std::string path = "output.trajectories";
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "none") {
+      out.trajectories = TrajectoryMode::kNone;
+      return;
+    }
+    if (s == "all") {
+      out.trajectories = TrajectoryMode::kAll;
+      return;
+    }
+    if (s.rfind("first:", 0) == 0) {
+      const std::string digits = s.substr(6);
+      bool ok = !digits.empty() && digits.size() <= 18;
+      for (char c : digits) ok = ok && c >= '0' && c <= '9';
+      if (ok) {
+        out.trajectories = TrajectoryMode::kFirst;
+        out.first = std::stoll(digits);
+        return;
+      }
+    }
+    fail(path, "expected none, all, first:N or a list of system ids, got '" + s + "'");
+  }
+  if (!j.is_array())
+    fail(path, "expected none, all, first:N or a list of system ids, got " + kind_of(j));
+  out.trajectories = TrajectoryMode::kList;
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = element(path, i);
+    if (!j[i].is_number()) fail(p, "must be a system id (an integer), got " + kind_of(j[i]));
+    const std::int64_t id = get_integer(j[i], p, std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max());
+    if (id < 0 || id >= count)
+      fail(p,
+           "system id " + std::to_string(id) + " out of range [0, " + std::to_string(count) + ")");
+    if (!seen.insert(id).second) fail(p, "duplicate system id " + std::to_string(id));
+    out.trajectory_ids.push_back(static_cast<std::int32_t>(id));
+  }
+}
+
+void parse_fields(const json& j, OutputSpec& out) {
+  const std::string path = "output.fields";
+  if (!j.is_array() || j.empty())
+    fail(path, "must be a non-empty array of field names (q, qd, residual, force)");
+  out.q = out.qd = out.residual = out.force = false;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = element(path, i);
+    const std::string name = get_string(j[i], p);
+    bool* flag = name == "q"          ? &out.q
+                 : name == "qd"       ? &out.qd
+                 : name == "residual" ? &out.residual
+                 : name == "force"    ? &out.force
+                                      : nullptr;
+    if (!flag) fail(p, "unknown field '" + name + "' (expected q, qd, residual or force)");
+    if (*flag) fail(p, "duplicate field '" + name + "'");
+    *flag = true;
+  }
+}
+
+}  // namespace
+
+RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
+  if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
+  check_keys(spec, "",
+             {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
+              "stabilization", "precision", "device", "output"});
+  RunSpec rs;
+
+  // ---- model
+  const json* model = find(spec, "model");
+  if (!model) fail("model", "required");
+  const std::string model_name = get_string(*model, "model");
+  const ModelInfo* m = find_model(model_name);
+  if (!m) {
+    std::vector<std::string> names;
+    for (const auto& info : catalogue_info()) names.push_back(info.name);
+    fail("model", "unknown model '" + model_name + "' (models: " + join_names(names) + ")");
+  }
+  rs.model = m;
+  if (const json* d = find(spec, "description")) get_string(*d, "description");
+
+  // ---- parameters shared by every system
+  rs.params = m->default_params();
+  if (const json* p = find(spec, "params")) parse_params(*p, "params", *m, rs.params);
+
+  // ---- the systems: explicit, swept or one default system
+  const json* systems = find(spec, "systems");
+  const json* sweep = find(spec, "sweep");
+  if (systems && sweep) fail("sweep", "systems and sweep are exclusive: give one or the other");
+  std::vector<ExplicitSystem> explicit_systems;
+  std::int64_t count = 1;
+  std::string count_field = "systems";
+  if (systems) {
+    if (!systems->is_array() || systems->empty())
+      fail("systems", "must be a non-empty array of systems");
+    for (std::size_t i = 0; i < systems->size(); ++i) {
+      const std::string p = element("systems", i);
+      const json& sj = (*systems)[i];
+      require_object(sj, p);
+      check_keys(sj, p, {"params", "q0", "qd0"});
+      ExplicitSystem es;
+      es.params = rs.params;
+      if (const json* sp = find(sj, "params"))
+        parse_params(*sp, member(p, "params"), *m, es.params);
+      if (const json* q0 = find(sj, "q0")) es.q0 = parse_vector(*q0, member(p, "q0"), *m);
+      if (const json* qd0 = find(sj, "qd0")) es.qd0 = parse_vector(*qd0, member(p, "qd0"), *m);
+      explicit_systems.push_back(std::move(es));
+    }
+    count = static_cast<std::int64_t>(explicit_systems.size());
+    rs.explicit_systems = true;
+  } else if (sweep) {
+    rs.sweep = parse_sweep(*sweep, *m);
+    count = rs.sweep->count;
+    count_field = "sweep.count";
+  }
+
+  EnsembleSettings& s = rs.settings;
+  s = EnsembleSettings::for_model(*m);
+  if (const json* a = find(spec, "assemble")) s.assemble = get_bool(*a, "assemble");
+
+  // ---- integrator
+  s.rtol = s.atol = 1e-9;
+  s.max_steps = 1000000;
+  s.threads = 0;
+  bool dt_given = false;
+  if (const json* in = find(spec, "integrator")) {
+    require_object(*in, "integrator");
+    check_keys(*in, "integrator", {"method", "t0", "t_end", "dt", "rtol", "atol", "max_steps"});
+    if (const json* v = find(*in, "method")) {
+      const std::string name = get_string(*v, "integrator.method");
+      if (name == "rk4") {
+        s.method = Method::kRk4;
+      } else if (name == "dopri5") {
+        s.method = Method::kDopri5;
+      } else {
+        fail("integrator.method", "unknown method '" + name + "' (expected rk4 or dopri5)");
+      }
+    }
+    if (const json* v = find(*in, "t0")) s.t0 = get_number(*v, "integrator.t0");
+    if (const json* v = find(*in, "t_end")) s.t_end = get_number(*v, "integrator.t_end");
+    if (const json* v = find(*in, "dt")) {
+      s.dt = get_number(*v, "integrator.dt");
+      dt_given = true;
+    }
+    if (const json* v = find(*in, "rtol")) s.rtol = get_number(*v, "integrator.rtol");
+    if (const json* v = find(*in, "atol")) s.atol = get_number(*v, "integrator.atol");
+    if (const json* v = find(*in, "max_steps"))
+      s.max_steps =
+          get_integer(*v, "integrator.max_steps", 1, std::numeric_limits<std::int64_t>::max());
+  }
+  if (!(s.t_end > s.t0))
+    fail("integrator.t_end",
+         "must be greater than t0 = " + number_text(s.t0) + ", got " + number_text(s.t_end));
+  if (!(s.rtol > 0)) fail("integrator.rtol", "must be > 0, got " + number_text(s.rtol));
+  if (!(s.atol > 0)) fail("integrator.atol", "must be > 0, got " + number_text(s.atol));
+  if (s.method == Method::kRk4) {
+    if (!dt_given) s.dt = (s.t_end - s.t0) / 1000.0;
+    if (!(s.dt > 0)) fail("integrator.dt", "rk4 needs a step dt > 0, got " + number_text(s.dt));
+  } else if (s.dt < 0) {
+    fail("integrator.dt",
+         "dopri5 first trial step must be >= 0 (0: automatic), got " + number_text(s.dt));
+  }
+
+  // ---- stabilization
+  if (const json* st = find(spec, "stabilization")) {
+    require_object(*st, "stabilization");
+    check_keys(*st, "stabilization",
+               {"alpha", "beta", "projection", "inconsistency_tol", "projection_tol"});
+    if (const json* v = find(*st, "alpha")) s.alpha = get_number(*v, "stabilization.alpha");
+    if (const json* v = find(*st, "beta")) s.beta = get_number(*v, "stabilization.beta");
+    if (const json* v = find(*st, "projection"))
+      s.projection = get_bool(*v, "stabilization.projection");
+    if (const json* v = find(*st, "inconsistency_tol")) {
+      s.inconsistency_tol = get_number(*v, "stabilization.inconsistency_tol");
+      if (!(s.inconsistency_tol > 0)) fail("stabilization.inconsistency_tol", "must be > 0");
+    }
+    if (const json* v = find(*st, "projection_tol")) {
+      s.projection_tol = get_number(*v, "stabilization.projection_tol");
+      if (!(s.projection_tol > 0)) fail("stabilization.projection_tol", "must be > 0");
+    }
+    if (s.alpha < 0) fail("stabilization.alpha", "Baumgarte gain must be >= 0");
+    if (s.beta < 0) fail("stabilization.beta", "Baumgarte gain must be >= 0");
+  }
+
+  // ---- precision and device
+  if (const json* v = find(spec, "precision")) {
+    const std::string name = get_string(*v, "precision");
+    if (name == "fp64") {
+      s.precision = Precision::kFp64;
+    } else if (name == "fp32") {
+      s.precision = Precision::kFp32;
+    } else {
+      fail("precision", "unknown precision '" + name + "' (expected fp64 or fp32)");
+    }
+  }
+  if (const json* v = find(spec, "device")) {
+    const std::string name = get_string(*v, "device");
+    if (name == "auto") {
+      rs.device = Device::kAuto;
+    } else if (name == "cpu") {
+      rs.device = Device::kCpu;
+    } else if (name == "gpu") {
+      rs.device = Device::kGpu;
+    } else {
+      fail("device", "unknown device '" + name + "' (expected auto, cpu or gpu)");
+    }
+  }
+  if (rs.device == Device::kGpu && !options.gpu_available)
+    fail("device", "gpu requested but this build has no GPU backend (use auto or cpu)");
+  rs.device_resolved = "cpu";
+
+  // ---- output
+  OutputSpec& out = rs.output;
+  std::int64_t samples = out.samples;
+  if (const json* o = find(spec, "output")) {
+    require_object(*o, "output");
+    check_keys(*o, "output", {"samples", "trajectories", "fields"});
+    if (const json* v = find(*o, "samples"))
+      samples = get_integer(*v, "output.samples", 2, std::numeric_limits<std::int64_t>::max());
+    if (const json* v = find(*o, "trajectories")) parse_trajectories(*v, count, out);
+    if (const json* v = find(*o, "fields")) parse_fields(*v, out);
+  }
+
+  // ---- limits (the spec is valid; is it affordable?)
+  const SpecLimits& lim = options.limits;
+  const std::int64_t max_systems =
+      std::min<std::int64_t>(lim.max_systems, std::numeric_limits<std::int32_t>::max());
+  if (count > max_systems)
+    throw LimitError(count_field, std::to_string(count) + " systems exceed the limit of " +
+                                      std::to_string(max_systems));
+  const std::int64_t max_samples =
+      std::min<std::int64_t>(lim.max_samples, std::numeric_limits<std::int32_t>::max());
+  if (samples > max_samples)
+    throw LimitError("output.samples", std::to_string(samples) + " samples exceed the limit of " +
+                                           std::to_string(max_samples));
+  out.samples = static_cast<int>(samples);
+  s.samples = out.samples;
+  switch (out.trajectories) {
+    case TrajectoryMode::kNone:
+      break;
+    case TrajectoryMode::kAll:
+    case TrajectoryMode::kFirst: {
+      const std::int64_t n_out =
+          out.trajectories == TrajectoryMode::kAll ? count : std::min(out.first, count);
+      const std::int64_t bytes = trajectory_bytes(*m, n_out, samples);
+      if (bytes > lim.max_trajectory_bytes)
+        throw LimitError("output.trajectories", std::to_string(n_out) + " trajectories of " +
+                                                    std::to_string(samples) + " samples need " +
+                                                    std::to_string(bytes) +
+                                                    " bytes, over the limit of " +
+                                                    std::to_string(lim.max_trajectory_bytes));
+      for (std::int64_t i = 0; i < n_out; ++i)
+        out.trajectory_ids.push_back(static_cast<std::int32_t>(i));
+      break;
+    }
+    case TrajectoryMode::kList: {
+      const auto n_out = static_cast<std::int64_t>(out.trajectory_ids.size());
+      const std::int64_t bytes = trajectory_bytes(*m, n_out, samples);
+      if (bytes > lim.max_trajectory_bytes)
+        throw LimitError("output.trajectories", std::to_string(n_out) + " trajectories of " +
+                                                    std::to_string(samples) + " samples need " +
+                                                    std::to_string(bytes) +
+                                                    " bytes, over the limit of " +
+                                                    std::to_string(lim.max_trajectory_bytes));
+      break;
+    }
+  }
+
+  // ---- build the batch
+  const int c = static_cast<int>(count);
+  Batch& b = rs.batch;
+  b.model = m;
+  b.count = c;
+  b.params.resize(m->params.size() * static_cast<std::size_t>(c));
+  b.q0.resize(static_cast<std::size_t>(m->n) * c);
+  b.qd0.resize(static_cast<std::size_t>(m->n) * c);
+  for (std::size_t k = 0; k < m->params.size(); ++k) {
+    const int pk = static_cast<int>(k);
+    for (int i = 0; i < c; ++i)
+      b.param(pk, i) = rs.explicit_systems ? explicit_systems[static_cast<std::size_t>(i)].params[k]
+                                           : rs.params[k];
+  }
+  std::vector<double> q_default, qd_default;
+  default_initial_states(b, q_default, qd_default);
+  b.q0 = q_default;
+  b.qd0 = qd_default;
+  if (rs.explicit_systems) {
+    for (int i = 0; i < c; ++i) {
+      const ExplicitSystem& es = explicit_systems[static_cast<std::size_t>(i)];
+      for (int j = 0; j < m->n; ++j) {
+        if (!es.q0.empty()) b.q(j, i) = es.q0[static_cast<std::size_t>(j)];
+        if (!es.qd0.empty()) b.qd(j, i) = es.qd0[static_cast<std::size_t>(j)];
+      }
+    }
+  }
+  if (rs.sweep) {
+    try {
+      apply_sweep(*rs.sweep, b);
+    } catch (const std::invalid_argument& e) {
+      fail("sweep", e.what());  // validated above: not expected
+    }
+    bool params_swept = false;
+    std::vector<bool> q_swept(static_cast<std::size_t>(m->n)), qd_swept(q_swept);
+    for (const auto& dim : rs.sweep->dimensions) {
+      const auto j = static_cast<std::size_t>(dim.target.index);
+      switch (dim.target.kind) {
+        case SweepTarget::Kind::kParam:
+          params_swept = true;
+          break;
+        case SweepTarget::Kind::kQ0:
+          q_swept[j] = true;
+          break;
+        case SweepTarget::Kind::kQd0:
+          qd_swept[j] = true;
+          break;
+      }
+    }
+    if (params_swept) {
+      // The default initial condition may depend on the parameters: recompute what was not swept.
+      default_initial_states(b, q_default, qd_default);
+      for (int j = 0; j < m->n; ++j) {
+        const auto base = static_cast<std::size_t>(j) * c;
+        for (int i = 0; i < c; ++i) {
+          if (!q_swept[static_cast<std::size_t>(j)]) b.q0[base + i] = q_default[base + i];
+          if (!qd_swept[static_cast<std::size_t>(j)]) b.qd0[base + i] = qd_default[base + i];
+        }
+      }
+    }
+  }
+  return rs;
+}
+
+}  // namespace ukes

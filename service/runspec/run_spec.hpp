@@ -1,0 +1,113 @@
+// Run specs: the JSON document that describes one ensemble run (shared RUNSPEC contract), parsed
+// and validated completely before any work is done.
+//
+// Every invalid field raises SpecError naming the field by its JSON path (`integrator.rtol`,
+// `systems[3].q0`, `sweep.vary.params.m1`); a spec that is valid but asks for more than the
+// limits allow raises LimitError (a SpecError too), so a server can map the two to
+// INVALID_ARGUMENT and RESOURCE_EXHAUSTED.
+//
+// Fields and defaults (anything else is an error):
+//   model          catalogue name (required)
+//   description    free text, ignored (an extra)
+//   params         {name: value} applied to every system; structural parameters only at their value
+//   systems        [{params, q0, qd0}]: an explicit batch; q0/qd0 left out mean the model's default
+//                  initial condition at that system's parameters
+//   sweep          {count, seed = 0, sampler = random|lhs|sobol, vary: {target: {dist: [...]}}}
+//                  targets params.NAME, q0[i], qd0[i]; distributions uniform [lo, hi],
+//                  normal [mean, sd], lognormal [mu, sigma], values [...]. Dimension d of the
+//                  sample is the d-th target in sorted (byte-wise) order of the target names.
+//                  Initial-condition components not swept are the model's default at each
+//                  system's (swept) parameters.
+//   (neither)      one system at the model's defaults (with `params` applied)
+//   assemble       false
+//   integrator     {method = dopri5|rk4, t0 = 0, t_end = model's, dt (rk4: (t_end - t0) / 1000;
+//                  dopri5: first trial step, 0 = automatic), rtol = atol = 1e-9,
+//                  max_steps = 1000000}
+//   stabilization  {alpha, beta = model's gains, projection = false; extras: inconsistency_tol,
+//                  projection_tol (> 0; left out: the engine's defaults)}
+//   precision      fp64 | fp32
+//   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
+//   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
+//                  fields = [q, qd, residual, force] (any non-empty subset)}
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble/ensemble.hpp"
+#include "kernels/models/model_info.hpp"
+#include "kernels/sweep/sweep.hpp"
+
+namespace ukes {
+
+// An invalid spec: `field` is the JSON path of the offending field, `reason` says what is wrong.
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string field, std::string reason);
+  const std::string& field() const { return field_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string field_;
+  std::string reason_;
+};
+
+// A valid spec that asks for more than SpecLimits allows.
+class LimitError : public SpecError {
+ public:
+  using SpecError::SpecError;
+};
+
+struct SpecLimits {
+  std::int64_t max_systems = 10'000'000;  // never more than INT32_MAX
+  std::int64_t max_samples = 1'000'000;   // K
+  // Bytes of trajectory buffers held in memory: N_out * K * (3 n + residual slots) * 8.
+  std::int64_t max_trajectory_bytes = std::int64_t{4} << 30;
+};
+
+struct ParseOptions {
+  SpecLimits limits;
+  bool gpu_available = false;  // this build: CPU backend only
+};
+
+enum class Device { kAuto, kCpu, kGpu };
+
+enum class TrajectoryMode { kNone, kAll, kFirst, kList };
+
+struct OutputSpec {
+  int samples = 101;
+  TrajectoryMode trajectories = TrajectoryMode::kNone;
+  std::int64_t first = 0;                    // kFirst: N as written (may exceed the count)
+  std::vector<std::int32_t> trajectory_ids;  // resolved ids of the recorded systems, in order
+  bool q = true, qd = true, residual = true, force = true;  // fields
+};
+
+struct RunSpec {
+  const ModelInfo* model = nullptr;
+  Batch batch;                // every system, parameters and initial conditions filled
+  EnsembleSettings settings;  // samples = output.samples; threads left at 0
+  Device device = Device::kAuto;
+  std::string device_resolved;  // the backend that will run: "cpu"
+  OutputSpec output;
+  std::vector<double> params;  // the model defaults with the spec's `params` applied
+  std::optional<SweepSpec> sweep;
+  bool explicit_systems = false;
+};
+
+// Parses and validates a spec; throws SpecError / LimitError.
+RunSpec parse_run_spec(const nlohmann::json& spec, const ParseOptions& options = {});
+
+// Text of the methods and enums as they appear in specs.
+const char* method_name(Method m);
+const char* precision_name(Precision p);
+const char* sampler_name(Sampler s);
+const char* device_name(Device d);
+
+// Bytes of the trajectory buffers of `systems` recorded systems of `model` at `samples` times.
+std::int64_t trajectory_bytes(const ModelInfo& model, std::int64_t systems, std::int64_t samples);
+
+}  // namespace ukes

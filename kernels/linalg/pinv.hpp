@@ -29,6 +29,17 @@ struct JacobiSvd {
 
   UKES_HD explicit JacobiSvd(const Mat<T, R, C>& X) : W(X), V(Mat<T, C, C>::identity()) {
     const T tol = Epsilon<T>::value;
+    // A column whose norm is at most eps |X|_F is rounding noise (a null direction of a rank-
+    // deficient X): rotating it against others only trades noise for noise and would keep the
+    // sweeps from ever converging (every rotation of a large column re-injects noise of that very
+    // size), so such pairs count as orthogonal. This leaves an O(eps |X|) backward error, as
+    // rounding does anyway; singular values below eps |X|_F <= sqrt(min(R, C)) eps s_max are
+    // not resolved, which is below any rank cutoff rtol >= sqrt(min(R, C)) eps (the default
+    // max(R, C) eps included).
+    T fro2 = T(0);
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < C; ++k) fro2 += X(r, k) * X(r, k);
+    const T negligible = tol * tol * fro2;
     for (sweeps = 0; sweeps < kMaxSweeps; ++sweeps) {
       bool rotated = false;
       for (int i = 0; i < C - 1; ++i) {
@@ -39,9 +50,11 @@ struct JacobiSvd {
             beta += W(r, j) * W(r, j);
             gamma += W(r, i) * W(r, j);
           }
+          if (!(alpha > negligible && beta > negligible)) continue;      // noise column
           if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // already orthogonal
           rotated = true;
-          // Rotation that zeroes the (i, j) entry of the 2x2 Gram matrix [[alpha, gamma], [gamma, beta]].
+          // Rotation that zeroes the (i, j) entry of the 2x2 Gram matrix [[alpha, gamma], [gamma,
+          // beta]].
           const T zeta = (beta - alpha) / (T(2) * gamma);
           const T t = (zeta >= T(0) ? T(1) : T(-1)) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
           const T c = T(1) / sqrt(T(1) + t * t);

@@ -25,15 +25,18 @@ class SystemKernel {
   using State = Vec<T, kD>;
   using Eval = DynamicsEval<Model, T>;
 
-  // x' = (qd, qdd); remembers the last evaluation for observation.
+  // x' = (qd, qdd); remembers the last evaluation for observation, and whether some evaluation
+  // at a finite state found M not positive definite (why a trial step failed).
   struct Rhs {
     const T* p;
     DynamicsSettings<T> settings;
     Eval last;
+    bool mass_failed = false;
     UKES_HD void operator()(T t, const State& x, State& dx) {
       Vec<T, kN> q, qd;
       split(x, q, qd);
       last = evaluate_dynamics<Model, T>(q, qd, t, p, settings);
+      if (!last.mass_ok && all_finite(x)) mass_failed = true;
       for (int j = 0; j < kN; ++j) {
         dx[j] = qd[j];
         dx[kN + j] = last.mass_ok ? last.qdd[j] : T(NAN);
@@ -60,11 +63,28 @@ class SystemKernel {
     slot_ = out.traj_slot ? out.traj_slot[i] : -1;
     for (int r = 0; r < kR; ++r) residual_max_[r] = T(0);
     projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
+    projection_.max_iterations = 10;
     projection_.rank_rtol = s.dynamics.rank_rtol < T(0)
                                 ? default_rank_rtol<T>(kRows<Model>, kN)
                                 : s.dynamics.rank_rtol;
     inconsistency_tol_ =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
+  }
+
+  UKES_HD static bool all_finite(const State& x) {
+    for (int j = 0; j < kD; ++j)
+      if (!isfinite(x[j])) return false;
+    return true;
+  }
+
+  // Why integration cannot go on. Rank loss first: when the constraint Jacobian is within
+  // eps^(1/4) of losing rank (sin q2 -> 0 for a SCARA arm asked to reach out of range), the
+  // accelerations that keep the rows diverge and the step size collapses; the cause to report is
+  // that the rows cannot be met, not the symptom.
+  UKES_HD Status failure_status(const Rhs& f, bool nonfinite) const {
+    if (f.mass_failed) return Status::kSingularMass;
+    if (conditioning_ < pow(Epsilon<T>::value, T(0.25))) return Status::kInconsistent;
+    return nonfinite ? Status::kNonfinite : Status::kStepUnderflow;
   }
 
   UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
@@ -96,7 +116,7 @@ class SystemKernel {
     }
     Rhs f{p_, s_.dynamics, {}};
     f(t, x, k);
-    if (status_ == Status::kOk) observe(f.last, x, 0);
+    if (status_ == Status::kOk) observe(f, x, 0);
     int next_sample = 1;
 
     const T span = s_.t_end - s_.t0;
@@ -127,9 +147,7 @@ class SystemKernel {
           last_rejected = true;
           last_nonfinite = !isfinite(err);
           h = h_try * dopri5_step_factor(err, T(0.2), T(1));
-          if (abs(h) < h_min) {
-            status_ = last_nonfinite ? Status::kNonfinite : Status::kStepUnderflow;
-          }
+          if (abs(h) < h_min) status_ = failure_status(f, last_nonfinite);
           continue;
         }
         const T grow = dopri5_step_factor(err, T(0.2), last_rejected ? T(1) : T(10));
@@ -153,7 +171,8 @@ class SystemKernel {
         }
         f(t, x, k);
       }
-      observe(f.last, x, landing ? next_sample : -1);
+      observe(f, x, landing ? next_sample : -1);
+      f.mass_failed = false;
       if (landing) ++next_sample;
     }
     finish(t, x, next_sample);
@@ -187,11 +206,15 @@ class SystemKernel {
     return min_of(T(100) * h0, h1);
   }
 
-  UKES_HD void observe(const Eval& e, const State& x, int sample) {
-    for (int j = 0; j < kD; ++j) {
-      if (!isfinite(x[j])) status_ = Status::kNonfinite;
+  UKES_HD void observe(const Rhs& f, const State& x, int sample) {
+    const Eval& e = f.last;
+    if (!all_finite(x)) {
+      status_ = failure_status(f, true);
+    } else if (!e.mass_ok) {
+      status_ = Status::kSingularMass;
+    } else {
+      conditioning_ = e.conditioning;
     }
-    if (!e.mass_ok) status_ = Status::kSingularMass;
     for (int r = 0; r < kMp; ++r) {
       residual_max_[r] = max_of(residual_max_[r], abs(e.form.value[r]));
       residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.form.rate[r]));
@@ -258,6 +281,7 @@ class SystemKernel {
   T force_max_ = T(0);
   T inconsistency_max_ = T(0);
   T inconsistency_tol_;
+  T conditioning_ = T(1);  // of the constraint Jacobian at the last accepted state
   ProjectionSettings<T> projection_{};
   std::int64_t steps_ = 0;
   std::int64_t rejected_ = 0;

@@ -1,5 +1,6 @@
 // Projection onto the constraint set, M-weighted least change:
-//   positions:  q  <- q  - L^-T (A_p L^-T)^+ phi        (Gauss–Newton on phi(q, t) = 0)
+//   positions:  q  <- q  - lambda L^-T (A_p L^-T)^+ phi (Gauss–Newton on phi(q, t) = 0, the step
+//                                                        halved until |phi| decreases)
 //   velocities: qd <- qd - L^-T (A L^-T)^+ [phid; psi]  (exact in one step for rows affine in qd)
 // with M = L L^T at the current q and the same pseudoinverse as the UK solve, so redundant rows
 // and rank loss are handled alike. Used for assembly of initial conditions and, optionally, after
@@ -11,6 +12,8 @@
 #include "kernels/uk/constraint_form.hpp"
 
 namespace ukes {
+
+inline constexpr int kMaxHalvings = 12;  // line-search limit of the position projection
 
 template <class T>
 struct ProjectionSettings {
@@ -41,7 +44,19 @@ UKES_HD bool project_positions(Vec<T, Model::kN>& q, T t, const T* p,
       if (!cholesky(M, L)) return false;
       const PseudoInverse<T, mp, n> Bp(right_solve_lower_transpose(L, Ap), s.rank_rtol);
       const Vec<T, n> dq = solve_lower_transpose(L, Bp.apply(phi));
-      for (int j = 0; j < n; ++j) q[j] -= dq[j];
+      // Far from the constraint set (an assembly from a rough guess) the full Gauss–Newton step
+      // can overshoot onto another branch or diverge: backtrack until the residual decreases.
+      const T res2 = dot(phi, phi);
+      T lambda = T(1);
+      Vec<T, n> trial;
+      for (int halvings = 0;; ++halvings) {
+        for (int j = 0; j < n; ++j) trial[j] = q[j] - lambda * dq[j];
+        Vec<T, mp> phi_trial;
+        Model::position_rows(trial, t, p, &phi_trial[0]);
+        if (dot(phi_trial, phi_trial) < res2 || halvings == kMaxHalvings) break;
+        lambda *= T(0.5);
+      }
+      q = trial;
     }
   }
 }

@@ -103,20 +103,27 @@ class PseudoInverse {
  public:
   UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C))
       : svd_(make_x(B)) {
-    const T cutoff = rtol * svd_.sigma_max();
+    const T s_max = svd_.sigma_max();
+    const T cutoff = rtol * s_max;
     rank_ = 0;
+    T s_min_kept = s_max;
     for (int k = 0; k < XC; ++k) {
       const T s = svd_.sigma[k];
       if (s > cutoff && s > T(0)) {
         inv_s2_[k] = T(1) / (s * s);
         ++rank_;
+        s_min_kept = min_of(s_min_kept, s);
       } else {
         inv_s2_[k] = T(0);
       }
     }
+    conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
   }
 
   UKES_HD int rank() const { return rank_; }
+  // Smallest kept singular value over the largest, in (0, 1]: how close B is to losing rank
+  // beyond the dependencies already dropped (1 for a zero matrix).
+  UKES_HD T conditioning() const { return conditioning_; }
   UKES_HD const JacobiSvd<T, XR, XC>& svd() const { return svd_; }
 
   // B^+ r, with r of length R; the result has length C.
@@ -170,6 +177,7 @@ class PseudoInverse {
   JacobiSvd<T, XR, XC> svd_;
   Vec<T, XC> inv_s2_;
   int rank_ = 0;
+  T conditioning_ = T(1);
 };
 
 template <class T, int R, int C>

@@ -24,6 +24,7 @@ struct DynamicsEval {
   T inconsistency = T(0);  // |A qdd - b_stab|
   T rhs_norm = T(0);       // |b_stab|, the scale the inconsistency is judged against
   int rank = 0;
+  T conditioning = T(1);  // see UkSolution::conditioning
   bool mass_ok = false;
 };
 
@@ -60,6 +61,7 @@ UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Vec<T, Model::kN>& q,
   e.inconsistency = uk.inconsistency;
   e.rhs_norm = norm2(bs);
   e.rank = uk.rank;
+  e.conditioning = uk.conditioning;
   return e;
 }
 

@@ -24,6 +24,7 @@ struct UkSolution {
   Vec<T, N> Qc_nonideal;  // M (I - A_M^+ A) c; zero for ideal constraints
   T inconsistency = T(0);  // |A qdd - b|_2: ~0 unless the rows cannot all be met
   int rank = 0;            // numerical rank of A (at the pseudoinverse's tolerance)
+  T conditioning = T(1);   // kept singular values of A L^-T: smallest / largest (1 without rows)
   bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
 };
 
@@ -46,6 +47,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
     const Mat<T, M, N> B = right_solve_lower_transpose(L, A);
     const PseudoInverse<T, M, N> Bp(B, rank_rtol);
     s.rank = Bp.rank();
+    s.conditioning = Bp.conditioning();
 
     const Vec<T, N> y = Bp.apply(b - A * s.a);
     s.Qc_ideal = lower_times(L, y);

@@ -38,7 +38,7 @@ struct LinearRows {
   }
   template <class S, class T>
   static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) {
-    phi[0] = q[0] + 2 * q[1] - q[3] - 0.5 * t - p[0];
+    phi[0] = q[0] + 2 * q[1] - q[3] - T(0.5) * t - p[0];
     phi[1] = q[1] - q[2] + 3 * q[3] - 1;
   }
   template <class S, class T>

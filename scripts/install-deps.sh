@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ukes builds, tests and runs with. Idempotent: does nothing when
+# everything is present. libssl-dev and zlib1g-dev are deliberately not named (gRPC pulls them;
+# naming them would upgrade openssl).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build pkg-config g++
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc grpc-proto
+  libgtest-dev libbenchmark-dev libhdf5-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
+  python3-grpcio python3-protobuf python3-numpy python3-h5py
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

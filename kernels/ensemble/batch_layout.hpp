@@ -32,15 +32,15 @@ struct BatchInputView {
 
 struct BatchOutputView {
   int count = 0;
-  std::int32_t* status = nullptr;         // [count], a Status
-  double* t = nullptr;                    // [count], time reached
-  double* q = nullptr;                    // [coordinate][count]
-  double* qd = nullptr;                   // [coordinate][count]
-  double* residual_max = nullptr;         // [slot][count]: |phi| rows, |phid| rows, |psi| rows
-  double* force_max = nullptr;            // [count], max |Qc|_2 over accepted states
-  double* inconsistency_max = nullptr;    // [count], max |A qdd - b| over accepted states
-  std::int64_t* steps = nullptr;          // [count], accepted steps
-  std::int64_t* rejected = nullptr;       // [count], rejected trial steps
+  std::int32_t* status = nullptr;       // [count], a Status
+  double* t = nullptr;                  // [count], time reached
+  double* q = nullptr;                  // [coordinate][count]
+  double* qd = nullptr;                 // [coordinate][count]
+  double* residual_max = nullptr;       // [slot][count]: |phi| rows, |phid| rows, |psi| rows
+  double* force_max = nullptr;          // [count], max |Qc|_2 over accepted states
+  double* inconsistency_max = nullptr;  // [count], max |A qdd - b| over accepted states
+  std::int64_t* steps = nullptr;        // [count], accepted steps
+  std::int64_t* rejected = nullptr;     // [count], rejected trial steps
 
   // Trajectories (optional): traj_slot[i] < 0 means system i is not recorded.
   const std::int32_t* traj_slot = nullptr;  // [count]

@@ -25,7 +25,8 @@ Batch Batch::defaults(const ModelInfo& m, int count) {
   b.q0.resize(static_cast<std::size_t>(m.n) * count);
   b.qd0.resize(static_cast<std::size_t>(m.n) * count);
   for (int i = 0; i < count; ++i) {
-    for (std::size_t k = 0; k < m.params.size(); ++k) b.param(static_cast<int>(k), i) = m.params[k].value;
+    for (std::size_t k = 0; k < m.params.size(); ++k)
+      b.param(static_cast<int>(k), i) = m.params[k].value;
     for (int j = 0; j < m.n; ++j) {
       b.q(j, i) = m.q0[j];
       b.qd(j, i) = m.qd0[j];
@@ -85,12 +86,18 @@ BatchOutputView BatchResults::view() {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kOk: return "ok";
-    case Status::kMaxSteps: return "max_steps";
-    case Status::kNonfinite: return "nonfinite";
-    case Status::kStepUnderflow: return "step_underflow";
-    case Status::kInconsistent: return "inconsistent";
-    case Status::kSingularMass: return "singular_mass";
+    case Status::kOk:
+      return "ok";
+    case Status::kMaxSteps:
+      return "max_steps";
+    case Status::kNonfinite:
+      return "nonfinite";
+    case Status::kStepUnderflow:
+      return "step_underflow";
+    case Status::kInconsistent:
+      return "inconsistent";
+    case Status::kSingularMass:
+      return "singular_mass";
   }
   return "unknown";
 }

@@ -24,9 +24,9 @@ struct EnsembleSettings {
   std::int64_t max_steps = 1000000;
   double alpha = 0.0;  // Baumgarte gains
   double beta = 0.0;
-  double rank_rtol = -1.0;          // < 0: max(m, n) eps
-  double inconsistency_tol = 0.0;   // <= 0: default (run_settings.hpp)
-  double projection_tol = 0.0;      // <= 0: 1000 eps
+  double rank_rtol = -1.0;         // < 0: max(m, n) eps
+  double inconsistency_tol = 0.0;  // <= 0: default (run_settings.hpp)
+  double projection_tol = 0.0;     // <= 0: 1000 eps
   bool assemble = false;
   bool projection = false;
   int samples = 2;  // K uniform sample times, t0 and t_end included

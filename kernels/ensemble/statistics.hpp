@@ -10,9 +10,10 @@
 namespace ukes {
 
 struct Summary {
-  std::int64_t count = 0;  // values summarized (non-finite values are skipped)
+  std::int64_t count = 0;                      // values summarized (non-finite values are skipped)
   double min = 0, max = 0, mean = 0, std = 0;  // std: population standard deviation
-  double p50 = 0, p95 = 0, p99 = 0;  // linear interpolation between order statistics (numpy default)
+  // Percentiles: linear interpolation between order statistics (numpy's default).
+  double p50 = 0, p95 = 0, p99 = 0;
 };
 
 // NaN fields when no finite value is given.

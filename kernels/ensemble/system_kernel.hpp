@@ -64,9 +64,8 @@ class SystemKernel {
     for (int r = 0; r < kR; ++r) residual_max_[r] = T(0);
     projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
     projection_.max_iterations = 10;
-    projection_.rank_rtol = s.dynamics.rank_rtol < T(0)
-                                ? default_rank_rtol<T>(kRows<Model>, kN)
-                                : s.dynamics.rank_rtol;
+    projection_.rank_rtol =
+        s.dynamics.rank_rtol < T(0) ? default_rank_rtol<T>(kRows<Model>, kN) : s.dynamics.rank_rtol;
     inconsistency_tol_ =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
   }

@@ -38,19 +38,18 @@ UKES_HD T dopri5_step(F& f, T t, const Vec<T, D>& x, const Vec<T, D>& k1, T h, T
   f(t + T(c2) * h, z, k2);
   for (int i = 0; i < D; ++i) z[i] = x[i] + h * (T(a31) * k1[i] + T(a32) * k2[i]);
   f(t + T(c3) * h, z, k3);
-  for (int i = 0; i < D; ++i)
-    z[i] = x[i] + h * (T(a41) * k1[i] + T(a42) * k2[i] + T(a43) * k3[i]);
+  for (int i = 0; i < D; ++i) z[i] = x[i] + h * (T(a41) * k1[i] + T(a42) * k2[i] + T(a43) * k3[i]);
   f(t + T(c4) * h, z, k4);
   for (int i = 0; i < D; ++i)
     z[i] = x[i] + h * (T(a51) * k1[i] + T(a52) * k2[i] + T(a53) * k3[i] + T(a54) * k4[i]);
   f(t + T(c5) * h, z, k5);
   for (int i = 0; i < D; ++i)
-    z[i] = x[i] + h * (T(a61) * k1[i] + T(a62) * k2[i] + T(a63) * k3[i] + T(a64) * k4[i] +
-                       T(a65) * k5[i]);
+    z[i] = x[i] +
+           h * (T(a61) * k1[i] + T(a62) * k2[i] + T(a63) * k3[i] + T(a64) * k4[i] + T(a65) * k5[i]);
   f(t + h, z, k6);
   for (int i = 0; i < D; ++i)
-    y[i] = x[i] + h * (T(a71) * k1[i] + T(a73) * k3[i] + T(a74) * k4[i] + T(a75) * k5[i] +
-                       T(a76) * k6[i]);
+    y[i] = x[i] +
+           h * (T(a71) * k1[i] + T(a73) * k3[i] + T(a74) * k4[i] + T(a75) * k5[i] + T(a76) * k6[i]);
   f(t + h, y, k7);
 
   T sum = T(0);

@@ -62,8 +62,8 @@ UKES_HD bool project_positions(Vec<T, Model::kN>& q, T t, const T* p,
 }
 
 template <class Model, class T>
-UKES_HD bool project_velocities(const Vec<T, Model::kN>& q, Vec<T, Model::kN>& qd, T t,
-                                const T* p, const ProjectionSettings<T>& s) {
+UKES_HD bool project_velocities(const Vec<T, Model::kN>& q, Vec<T, Model::kN>& qd, T t, const T* p,
+                                const ProjectionSettings<T>& s) {
   constexpr int n = Model::kN;
   constexpr int m = kRows<Model>;
   if constexpr (m == 0) {

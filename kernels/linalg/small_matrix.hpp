@@ -9,7 +9,7 @@
 
 namespace ukes {
 
-inline constexpr int kMaxDim = 32;  // capacity limit of matrices (n, m <= 32)
+inline constexpr int kMaxDim = 32;                // capacity limit of matrices (n, m <= 32)
 inline constexpr int kMaxStateDim = 2 * kMaxDim;  // vectors also hold whole states (q, qd)
 
 template <class T, int N>
@@ -33,7 +33,7 @@ struct Mat {
   static_assert(R >= 0 && R <= kMaxDim && C >= 0 && C <= kMaxDim, "Mat shape out of range");
   static constexpr int rows = R;
   static constexpr int cols = C;
-  T a[(R * C) > 0 ? R * C : 1];
+  T a[(R * C) > 0 ? R* C : 1];
 
   UKES_HD UKES_INLINE T& operator()(int i, int j) { return a[i * C + j]; }
   UKES_HD UKES_INLINE const T& operator()(int i, int j) const { return a[i * C + j]; }

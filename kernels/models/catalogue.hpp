@@ -26,12 +26,11 @@ struct ModelList {
   static constexpr int size = sizeof...(Ms);
 };
 
-using Catalogue =
-    ModelList<models::Spiral, models::Swarm, models::FlexibleJoint, models::Duffing,
-              models::TwoRodPendulum, models::Scara, models::PendulumPolar, models::SliderCrank,
-              models::FourBar, models::ChaplyginSleigh, models::FrictionRing,
-              models::ProjectilePolar, models::PfaffianParticle, models::MovingSupportPendulum,
-              models::EllipseParticle>;
+using Catalogue = ModelList<models::Spiral, models::Swarm, models::FlexibleJoint, models::Duffing,
+                            models::TwoRodPendulum, models::Scara, models::PendulumPolar,
+                            models::SliderCrank, models::FourBar, models::ChaplyginSleigh,
+                            models::FrictionRing, models::ProjectilePolar, models::PfaffianParticle,
+                            models::MovingSupportPendulum, models::EllipseParticle>;
 
 // Calls f.template operator()<Model>() for every catalogue model, in catalogue order.
 template <class F, class... Ms>

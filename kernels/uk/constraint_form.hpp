@@ -21,10 +21,10 @@ struct ConstraintForm {
   static constexpr int kV = Model::kVelocityRows;
   static constexpr int kM = kP + kV;
 
-  Mat<T, kM, kN> A;   // rows in catalogue order: position rows first, then velocity rows
-  Vec<T, kM> b;       // unstabilized right-hand side
-  Vec<T, kM> value;   // phi (position rows), psi (velocity rows)
-  Vec<T, kM> rate;    // phid (position rows); 0 for velocity rows
+  Mat<T, kM, kN> A;  // rows in catalogue order: position rows first, then velocity rows
+  Vec<T, kM> b;      // unstabilized right-hand side
+  Vec<T, kM> value;  // phi (position rows), psi (velocity rows)
+  Vec<T, kM> rate;   // phid (position rows); 0 for velocity rows
 };
 
 template <class Model, class T>

@@ -19,16 +19,17 @@ namespace ukes {
 template <class T, int N>
 struct UkSolution {
   Vec<T, N> qdd;
-  Vec<T, N> a;            // unconstrained acceleration M^-1 Q
-  Vec<T, N> Qc_ideal;     // M A_M^+ (b - A a)
-  Vec<T, N> Qc_nonideal;  // M (I - A_M^+ A) c; zero for ideal constraints
+  Vec<T, N> a;             // unconstrained acceleration M^-1 Q
+  Vec<T, N> Qc_ideal;      // M A_M^+ (b - A a)
+  Vec<T, N> Qc_nonideal;   // M (I - A_M^+ A) c; zero for ideal constraints
   T inconsistency = T(0);  // |A qdd - b|_2: ~0 unless the rows cannot all be met
   int rank = 0;            // numerical rank of A (at the pseudoinverse's tolerance)
   T conditioning = T(1);   // kept singular values of A L^-T: smallest / largest (1 without rows)
   bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
 };
 
-// `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is one.
+// `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is
+// one.
 template <class T, int N, int M, class NonIdeal>
 UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   const Mat<T, M, N>& A, const Vec<T, M>& b,

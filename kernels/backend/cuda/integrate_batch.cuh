@@ -1,5 +1,5 @@
 // The fused CUDA kernel: one system per thread, running the very SystemKernel the CPU backend runs.
-// Launch machinery, batched linear algebra and device statistics build on this (CUDA backend issue).
+// The CUDA backend's launch machinery, batched linear algebra and statistics build on this.
 #pragma once
 
 #include "kernels/ensemble/system_kernel.hpp"

@@ -141,6 +141,8 @@ TEST_P(CatalogueModel, MatchesModelsMd) {
     EXPECT_EQ(std::string(m->params[k].name), e.params[k].name) << "parameter " << k;
     EXPECT_NEAR(m->params[k].value, e.params[k].value, 1e-15 * std::abs(e.params[k].value))
         << e.params[k].name;
+    // Bit for bit: each default is the double nearest MODELS.md's number (2 pi, 0.4 pi included).
+    EXPECT_EQ(m->params[k].value, e.params[k].value) << e.params[k].name;
     EXPECT_EQ(m->params[k].structural, e.params[k].structural) << e.params[k].name;
     EXPECT_EQ(m->param_index(e.params[k].name), int(k));
   }

@@ -7,53 +7,23 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::ChaplyginSleigh;
 
-// One classical RK4 step of y' = f(t, y).
-template <std::size_t N, class F>
-std::array<double, N> rk4_step(const F& f, double t, const std::array<double, N>& y, double h) {
-  auto axpy = [](const std::array<double, N>& a, double s, const std::array<double, N>& b) {
-    std::array<double, N> r;
-    for (std::size_t i = 0; i < N; ++i) r[i] = a[i] + s * b[i];
-    return r;
-  };
-  const auto k1 = f(t, y);
-  const auto k2 = f(t + h / 2, axpy(y, h / 2, k1));
-  const auto k3 = f(t + h / 2, axpy(y, h / 2, k2));
-  const auto k4 = f(t + h, axpy(y, h, k3));
-  std::array<double, N> r;
-  for (std::size_t i = 0; i < N; ++i) r[i] = y[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-  return r;
-}
+using namespace ukes::testing;
 
-TEST(ChaplyginSleighModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(ChaplyginSleighModel, DefaultState) {
   const ModelInfo* info = find_model("chaplygin_sleigh");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 3);
-  EXPECT_EQ(info->position_rows, 0);
-  EXPECT_EQ(info->velocity_rows, 1);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"m", "I", "a"};
-  const std::vector<double> values = {1, 0.1, 0.5};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, values[k]);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x", "y", "th"}));
-  EXPECT_EQ(info->t_end, 20.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   // x = y = th = 0, xd = 1, thd = 1, yd = a thd.
   EXPECT_EQ(info->q0, (std::vector<double>{0, 0, 0}));
   EXPECT_EQ(info->qd0, (std::vector<double>{1, 0.5, 1}));
@@ -67,12 +37,11 @@ TEST(ChaplyginSleighModel, CatalogueMetadataAndDefaultState) {
 }
 
 TEST(ChaplyginSleighModel, ReferenceConstraintForm) {
-  std::mt19937 rng(31);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(31);
   for (int trial = 0; trial < 20; ++trial) {
-    const double p[3] = {1 + 0.5 * u(rng), 0.1 + 0.05 * u(rng), 0.5 + 0.3 * u(rng)};
-    const Vec<double, 3> q{{3 * u(rng), 3 * u(rng), 4 * u(rng)}};
-    const Vec<double, 3> qd{{2 * u(rng), 2 * u(rng), 2 * u(rng)}};
+    const double p[3] = {1 + 0.5 * u(), 0.1 + 0.05 * u(), 0.5 + 0.3 * u()};
+    const Vec<double, 3> q{{3 * u(), 3 * u(), 4 * u()}};
+    const Vec<double, 3> qd{{2 * u(), 2 * u(), 2 * u()}};
     const auto f = constraint_form<Model, double>(q, qd, 1.0, p);
     const double th = q[2], a = p[2];
     EXPECT_NEAR(f.A(0, 0), -std::sin(th), 1e-15);
@@ -88,16 +57,9 @@ TEST(ChaplyginSleighModel, ReferenceConstraintForm) {
 // Must hold: kinetic energy constant to 1e-9 relative; the rate decays to 0 and the sleigh ends
 // moving forward; u, w follow m ud = m a w^2, (I + m a^2) wd = -m a u w.
 TEST(ChaplyginSleighModel, RunMatchesReducedEquations) {
-  const ModelInfo* info = find_model("chaplygin_sleigh");
-  ASSERT_NE(info, nullptr);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-12;
-  s.samples = 2001;
-  Batch batch = Batch::defaults(*info, 1);
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("chaplygin_sleigh", Method::kDopri5, 1e-12, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 20.0);
 
   const double m = 1, I = 0.1, a = 0.5;
@@ -107,11 +69,8 @@ TEST(ChaplyginSleighModel, RunMatchesReducedEquations) {
   };
   const double ke0 = 0.5 * m * (1 + 0.25) + 0.5 * I;
   EXPECT_NEAR(kinetic(0), ke0, 1e-15);
-  double ke_err = 0, psi_max = 0;
-  for (int k = 0; k < s.samples; ++k) {
-    ke_err = std::max(ke_err, std::abs(kinetic(k) - ke0) / ke0);
-    psi_max = std::max(psi_max, std::abs(r.traj_residual_at(0, k, 0)));
-  }
+  const double ke_err = max_rel_deviation(r.samples, kinetic, ke0);
+  const double psi_max = max_abs_sampled_residual(r, 0);
   EXPECT_LT(ke_err, 1e-9);
 
   // Independent reduced model y = (x, y, th, u, w): the centre of mass moves with forward speed u
@@ -121,14 +80,12 @@ TEST(ChaplyginSleighModel, RunMatchesReducedEquations) {
     return std::array<double, 5>{uu * c - a * w * sn, uu * sn + a * w * c, w, a * w * w,
                                  -m * a * uu * w / (I + m * a * a)};
   };
-  std::array<double, 5> z = {0, 0, 0, 1, 1};
-  const int per_sample = 20;
-  const double h = 20.0 / (s.samples - 1) / per_sample;
+  const auto ref = rk4_reference_samples(f, 0.0, 20.0, std::array<double, 5>{0, 0, 0, 1, 1},
+                                         r.samples, /*steps_per_sample=*/20);
   double dev = 0, uw_dev = 0, w_prev = 1;
   bool w_monotone = true;
-  for (int k = 0; k < s.samples; ++k) {
-    if (k > 0)
-      for (int j = 0; j < per_sample; ++j) z = rk4_step(f, ((k - 1) * per_sample + j) * h, z, h);
+  for (int k = 0; k < r.samples; ++k) {
+    const std::array<double, 5>& z = ref[std::size_t(k)];
     for (int j = 0; j < 3; ++j) dev = std::max(dev, std::abs(r.traj_q_at(0, k, j) - z[j]));
     const double th = r.traj_q_at(0, k, 2);
     const double xd = r.traj_qd_at(0, k, 0), yd = r.traj_qd_at(0, k, 1), w = r.traj_qd_at(0, k, 2);

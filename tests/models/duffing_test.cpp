@@ -7,18 +7,17 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
-#include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::Duffing;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
 // MODELS.md defaults: m1, m2, k1, k2, k1nl, k2nl, c1, c2, A0, omega, alpha.
@@ -50,25 +49,10 @@ double reference_b(const P& p, double t) {
          (w * w * std::sin(w * t) + 2 * w * al * std::cos(w * t) - al * al * std::sin(w * t));
 }
 
-TEST(DuffingModel, CatalogueMetadata) {
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(DuffingModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("duffing");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 1);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"m1", "m2", "k1", "k2",    "k1nl", "k2nl",
-                                          "c1", "c2", "A0", "omega", "alpha"};
-  const std::vector<double> values = {2, 1, 10, 12, 1, 2, 0.1, 0.15, 1, 2 * kPi, 1};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_NEAR(info->params[k].value, values[k], 1e-15 * std::abs(values[k]));
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x1", "x2"}));
-  EXPECT_EQ(info->t_end, 5.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   // Default IC: x1 = x2 = 1, x2d = 2, x1d = A0 omega + 2.
   ASSERT_EQ(info->q0.size(), 2u);
   EXPECT_EQ(info->q0[0], 1.0);
@@ -89,22 +73,19 @@ TEST(DuffingModel, InitialStateFollowsParameters) {
   EXPECT_NEAR(qd[0], 0.7 * 3.0 + 2, 1e-15);
   EXPECT_EQ(qd[1], 2.0);
   // Consistent with the constraint: phi(0) = 0 and phid(0) = x1d - x2d - A0 omega = 0.
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, pa.data());
-  EXPECT_NEAR(f.value[0], 0.0, 1e-15);
-  EXPECT_NEAR(f.rate[0], 0.0, 1e-14);
+  EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, pa.data(), 1e-15, 1e-14));
 }
 
 TEST(DuffingModel, ReferenceConstraintForm) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  UniformRandom u(11, -2.0, 2.0);
   for (int trial = 0; trial < 20; ++trial) {
     P p;
-    p.A0 = 1 + 0.5 * u(rng);
-    p.omega = 2 * kPi + u(rng);
-    p.alpha = 1 + 0.4 * u(rng);
+    p.A0 = 1 + 0.5 * u();
+    p.omega = 2 * kPi + u();
+    p.alpha = 1 + 0.4 * u();
     const auto pa = p.array();
-    const Vec<double, 2> q{{u(rng), u(rng)}}, qd{{3 * u(rng), 3 * u(rng)}};
-    const double t = 2.5 + 1.25 * u(rng);
+    const Vec<double, 2> q{{u(), u()}}, qd{{3 * u(), 3 * u()}};
+    const double t = 2.5 + 1.25 * u();
     const auto f = constraint_form<Model, double>(q, qd, t, pa.data());
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_EQ(f.A(0, 1), -1.0);
@@ -120,15 +101,14 @@ TEST(DuffingModel, ReferenceConstraintForm) {
 
 // Thesis eq. 68: Fc = m1 m2 / (m1 + m2) [1, -1] (b - a1 + a2), a = M^-1 Q.
 TEST(DuffingModel, ConstraintForceMatchesThesisEq68) {
-  std::mt19937 rng(12);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  UniformRandom u(12, -2.0, 2.0);
   for (int trial = 0; trial < 20; ++trial) {
     P p;
-    p.m1 = 2 + 0.9 * u(rng);
-    p.m2 = 1 + 0.4 * u(rng);
+    p.m1 = 2 + 0.9 * u();
+    p.m2 = 1 + 0.4 * u();
     const auto pa = p.array();
-    const Vec<double, 2> q{{u(rng), u(rng)}}, qd{{3 * u(rng), 3 * u(rng)}};
-    const double t = 2.5 + 1.25 * u(rng);
+    const Vec<double, 2> q{{u(), u()}}, qd{{3 * u(), 3 * u()}};
+    const double t = 2.5 + 1.25 * u();
     const auto Q = applied(p, q[0], q[1], qd[0], qd[1]);
     const double a1 = Q[0] / p.m1, a2 = Q[1] / p.m2;
     const double lam = p.m1 * p.m2 / (p.m1 + p.m2) * (reference_b(p, t) - a1 + a2);
@@ -148,21 +128,12 @@ TEST(DuffingModel, ConstraintForceMatchesThesisEq68) {
 // one-coordinate equation x1 = x2 + s(t): (m1 + m2) x2dd = Q1 + Q2 - m1 sdd, integrated here by
 // RK4.
 TEST(DuffingModel, ConstraintHeldAndReducedSolutionMatched) {
-  const ModelInfo* info = find_model("duffing");
-  ASSERT_NE(info, nullptr);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-12;
-  s.samples = 2001;
-  Batch b = Batch::defaults(*info, 1);
-  BatchResults r;
-  run_ensemble_cpu(b, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("duffing", Method::kDopri5, 1e-12, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   EXPECT_EQ(r.t[0], 5.0);
   EXPECT_LT(r.residual_at(0, 0), 1e-9);
-  double sampled_max = 0;
-  for (int k = 0; k < s.samples; ++k)
-    sampled_max = std::max(sampled_max, std::abs(r.traj_residual_at(0, k, 0)));
+  const double sampled_max = max_abs_sampled_residual(r, 0);
   EXPECT_LT(sampled_max, 1e-9);
   std::printf("duffing: max|phi| = %.3e (steps), %.3e (samples), max|phid| = %.3e\n",
               r.residual_at(0, 0), sampled_max, r.residual_at(1, 0));
@@ -181,22 +152,12 @@ TEST(DuffingModel, ConstraintHeldAndReducedSolutionMatched) {
     const auto Q = applied(p, y[0] + sv, y[0], y[1] + sd, y[1]);
     return std::array<double, 2>{y[1], (Q[0] + Q[1] - p.m1 * sdd) / (p.m1 + p.m2)};
   };
-  std::array<double, 2> y = {1.0, 2.0};
-  const int per_sample = 20;
-  const double h = 5.0 / (s.samples - 1) / per_sample;
+  const auto ref = rk4_reference_samples(rhs, 0.0, 5.0, std::array<double, 2>{1.0, 2.0}, r.samples,
+                                         /*steps_per_sample=*/20);
   double max_err = 0;
-  for (int k = 0; k < s.samples; ++k) {
-    if (k > 0) {
-      for (int j = 0; j < per_sample; ++j) {
-        const double t = ((k - 1) * per_sample + j) * h;
-        const auto k1 = rhs(t, y);
-        const auto k2 = rhs(t + h / 2, {y[0] + h / 2 * k1[0], y[1] + h / 2 * k1[1]});
-        const auto k3 = rhs(t + h / 2, {y[0] + h / 2 * k2[0], y[1] + h / 2 * k2[1]});
-        const auto k4 = rhs(t + h, {y[0] + h * k3[0], y[1] + h * k3[1]});
-        for (int i = 0; i < 2; ++i) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-      }
-    }
-    const double t = 5.0 * k / (s.samples - 1);
+  for (int k = 0; k < r.samples; ++k) {
+    const std::array<double, 2>& y = ref[std::size_t(k)];
+    const double t = 5.0 * k / (r.samples - 1);
     double sv, sd, sdd;
     sep(t, sv, sd, sdd);
     max_err = std::max(max_err, std::abs(r.traj_q_at(0, k, 1) - y[0]));

@@ -7,39 +7,25 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::EllipseParticle;
+using namespace ukes::testing;
 
 // m, ax, by, g.
 using Params = std::array<double, 4>;
-const Params kDefaults = {1, 2, 1, 9.81};
 
-TEST(EllipseParticleModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(EllipseParticleModel, DefaultState) {
   const ModelInfo* info = find_model("ellipse_particle");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 1);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"m", "ax", "by", "g"};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, kDefaults[k]);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   EXPECT_EQ(info->q0, (std::vector<double>{2, 0}));
   EXPECT_EQ(info->qd0, (std::vector<double>{0, 1}));
   // (ax, 0) follows the semi-axis.
@@ -48,18 +34,15 @@ TEST(EllipseParticleModel, CatalogueMetadataAndDefaultState) {
   Model::initial_state(p.data(), q, qd);
   EXPECT_EQ(q[0], 3.5);
   EXPECT_EQ(q[1], 0.0);
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
-  EXPECT_NEAR(f.value[0], 0.0, 1e-15);
-  EXPECT_NEAR(f.rate[0], 0.0, 1e-15);
+  EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p.data(), 1e-15, 1e-15));
 }
 
 // Second-order form by hand: A = [2x/ax^2, 2y/by^2], b = -2 (xd^2/ax^2 + yd^2/by^2).
 TEST(EllipseParticleModel, ReferenceConstraintForm) {
-  std::mt19937 rng(71);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(71);
   for (int trial = 0; trial < 20; ++trial) {
-    const Params p = {1, 2 + u(rng), 1 + 0.5 * u(rng), 9.81};
-    const Vec<double, 2> q{{2 * u(rng), 2 * u(rng)}}, qd{{3 * u(rng), 3 * u(rng)}};
+    const Params p = {1, 2 + u(), 1 + 0.5 * u(), 9.81};
+    const Vec<double, 2> q{{2 * u(), 2 * u()}}, qd{{3 * u(), 3 * u()}};
     const double ax2 = p[1] * p[1], by2 = p[2] * p[2];
     const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
     EXPECT_NEAR(f.A(0, 0), 2 * q[0] / ax2, 1e-14);
@@ -74,45 +57,33 @@ TEST(EllipseParticleModel, ReferenceConstraintForm) {
 // compared with the reduced coordinate s, (x, y) = (ax cos s, by sin s):
 //   J(s) sdd + J'(s) sd^2 / 2 + m g by cos s = 0,  J = m (ax^2 sin^2 s + by^2 cos^2 s).
 TEST(EllipseParticleModel, ConstraintHeldEnergyConservedAndReducedSolutionMatched) {
-  const ModelInfo* info = find_model("ellipse_particle");
-  ASSERT_NE(info, nullptr);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-12;
-  s.samples = 2001;
-  Batch batch = Batch::defaults(*info, 1);
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("ellipse_particle", Method::kDopri5, 1e-12, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 10.0);
 
   const double m = 1, ax = 2, by = 1, g = 9.81;
   const double e0 = 0.5 * m * 1.0;
-  auto f = [&](const std::array<double, 2>& y) {
+  auto f = [&](double, const std::array<double, 2>& y) {
     const double c = std::cos(y[0]), sn = std::sin(y[0]);
     const double J = m * (ax * ax * sn * sn + by * by * c * c);
     const double dJ = 2 * m * (ax * ax - by * by) * sn * c;
     return std::array<double, 2>{y[1], -(0.5 * dJ * y[1] * y[1] + m * g * by * c) / J};
   };
-  std::array<double, 2> y = {0.0, 1.0 / by};  // (0, 1) = (-ax sin s, by cos s) sd at s = 0
-  const int per_sample = 20;
-  const double h = 10.0 / (s.samples - 1) / per_sample;
-  double phi_sampled = 0, e_err = 0, dev = 0;
-  for (int k = 0; k < s.samples; ++k) {
-    if (k > 0) {
-      for (int j = 0; j < per_sample; ++j) {
-        const auto k1 = f(y);
-        const auto k2 = f({y[0] + h / 2 * k1[0], y[1] + h / 2 * k1[1]});
-        const auto k3 = f({y[0] + h / 2 * k2[0], y[1] + h / 2 * k2[1]});
-        const auto k4 = f({y[0] + h * k3[0], y[1] + h * k3[1]});
-        for (int i = 0; i < 2; ++i) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-      }
-    }
+  // (0, 1) = (-ax sin s, by cos s) sd at s = 0.
+  const auto ref = rk4_reference_samples(f, 0.0, 10.0, std::array<double, 2>{0.0, 1.0 / by},
+                                         r.samples, /*steps_per_sample=*/20);
+  auto energy = [&](int k) {
+    const double xd = r.traj_qd_at(0, k, 0), yd = r.traj_qd_at(0, k, 1);
+    return 0.5 * m * (xd * xd + yd * yd) + m * g * r.traj_q_at(0, k, 1);
+  };
+  const double phi_sampled = max_abs_sampled_residual(r, 0);
+  const double e_err = max_rel_deviation(r.samples, energy, e0);
+  double dev = 0;
+  for (int k = 0; k < r.samples; ++k) {
+    const std::array<double, 2>& y = ref[std::size_t(k)];
     const double x = r.traj_q_at(0, k, 0), yy = r.traj_q_at(0, k, 1);
     const double xd = r.traj_qd_at(0, k, 0), yd = r.traj_qd_at(0, k, 1);
-    phi_sampled = std::max(phi_sampled, std::abs(r.traj_residual_at(0, k, 0)));
-    const double e = 0.5 * m * (xd * xd + yd * yd) + m * g * yy;
-    e_err = std::max(e_err, std::abs(e - e0) / e0);
     dev = std::max(dev, std::abs(x - ax * std::cos(y[0])));
     dev = std::max(dev, std::abs(yy - by * std::sin(y[0])));
     dev = std::max(dev, std::abs(xd + ax * std::sin(y[0]) * y[1]));

@@ -6,42 +6,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::FlexibleJoint;
+using namespace ukes::testing;
 
-// MODELS.md defaults, in order.
-const std::vector<std::string> kNames = {"m1", "m2", "l1", "lc1", "lc2", "I1", "I2",
-                                         "J1", "J2", "K1", "K2",  "g",   "u1", "u2"};
+// MODELS.md defaults, in order: m1, m2, l1, lc1, lc2, I1, I2, J1, J2, K1, K2, g, u1, u2. The
+// catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 const std::vector<double> kValues = {1, 1, 1, 0.5, 0.5, 1, 1, 1, 1, 1, 1, 9.81, 0, 0};
-
-TEST(FlexibleJointModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("flexible_joint");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 4);
-  EXPECT_EQ(info->position_rows, 0);
-  EXPECT_EQ(info->velocity_rows, 1);
-  EXPECT_FALSE(info->nonideal);
-  ASSERT_EQ(info->params.size(), kNames.size());
-  for (std::size_t k = 0; k < kNames.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), kNames[k]);
-    EXPECT_EQ(info->params[k].value, kValues[k]);
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"th1", "th2", "m1ang", "m2ang"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 2.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
 
 TEST(FlexibleJointModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("flexible_joint");
@@ -51,13 +31,12 @@ TEST(FlexibleJointModel, DefaultInitialCondition) {
 }
 
 TEST(FlexibleJointModel, ConstraintFormMatchesReference) {
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(3);
   for (int trial = 0; trial < 20; ++trial) {
     Vec<double, 4> q, qd;
     for (int j = 0; j < 4; ++j) {
-      q[j] = 3.0 * u(rng);
-      qd[j] = 2.0 * u(rng);
+      q[j] = 3.0 * u();
+      qd[j] = 2.0 * u();
     }
     const auto f = constraint_form<Model, double>(q, qd, 1.0, kValues.data());
     // Reference: A = [1, 1, 0, 0], b = 0; psi = th1d + th2d.
@@ -125,22 +104,15 @@ TEST(FlexibleJointModel, UnconstrainedDynamicsConserveEnergy) {
 
 // Must hold: psi(t) = 0.9 e^{-2t} (default alpha = 2), so |psi| < 1e-3 from t = ln(900)/2 = 3.40 s.
 TEST(FlexibleJointModel, ServoConstraintDecaysExponentially) {
-  const ModelInfo* info = find_model("flexible_joint");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 2001;
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("flexible_joint", Method::kDopri5, 1e-10, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 10.0);
-  const std::vector<double> times = sample_times(s);
+  const std::vector<double>& times = run.times;
   const double t_settle = std::log(900.0) / 2.0;
   EXPECT_NEAR(t_settle, 3.40, 0.005);
   double err = 0, late = 0;
-  for (int k = 0; k < s.samples; ++k) {
+  for (int k = 0; k < r.samples; ++k) {
     const double t = times[k];
     const double psi = r.traj_residual_at(0, k, 0);
     // The reported psi is th1d + th2d of the sampled state.

@@ -8,18 +8,18 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::FourBar;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
 // L1, L2, L3, d, m1, m2, m3, g, tau (MODELS.md order and defaults).
@@ -76,24 +76,10 @@ Vec9 to_eigen(const V& v) {
   return e;
 }
 
-TEST(FourBarModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(FourBarModel, DefaultState) {
   const ModelInfo* info = find_model("four_bar");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 9);
-  EXPECT_EQ(info->position_rows, 8);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"L1", "L2", "L3", "d", "m1", "m2", "m3", "g", "tau"};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, kDefaults[k]);
-  }
-  EXPECT_EQ(info->coordinates,
-            (std::vector<std::string>{"x1", "y1", "th1", "x2", "y2", "th2", "x3", "y3", "th3"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   // The numbers listed in MODELS.md (15 significant digits).
   const double q0[9] = {0.25,
                         0.433012701892219,
@@ -136,11 +122,7 @@ TEST(FourBarModel, InitialStateAssembledForOtherParameters) {
     Mat89 A;
     Vec8 b;
     reference_form(p, to_eigen(q), to_eigen(qd), A, b);
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
-    for (int r = 0; r < 8; ++r) {
-      EXPECT_NEAR(f.value[r], 0.0, 1e-14) << "phi row " << r;
-      EXPECT_NEAR(f.rate[r], 0.0, 1e-14) << "phid row " << r;
-    }
+    EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p.data(), 1e-14, 1e-14));
     // Velocity consistency independently: A qd = 0 with the hand-derived Jacobian.
     EXPECT_LT((A * to_eigen(qd)).norm(), 1e-14);
     const double jy = q[4] + p[1] / 2 * std::sin(q[5]);
@@ -149,15 +131,14 @@ TEST(FourBarModel, InitialStateAssembledForOtherParameters) {
 }
 
 TEST(FourBarModel, ReferenceConstraintForm) {
-  std::mt19937 rng(21);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(21);
   for (int trial = 0; trial < 20; ++trial) {
     Params p = kDefaults;
-    for (int k = 0; k < 4; ++k) p[k] *= 1 + 0.3 * u(rng);
+    for (int k = 0; k < 4; ++k) p[k] *= 1 + 0.3 * u();
     Vec<double, 9> q, qd;
     for (int j = 0; j < 9; ++j) {
-      q[j] = 3 * u(rng);
-      qd[j] = 3 * u(rng);
+      q[j] = 3 * u();
+      qd[j] = 3 * u();
     }
     Mat89 A;
     Vec8 b;
@@ -175,18 +156,14 @@ TEST(FourBarModel, ReferenceConstraintForm) {
 class FourBarRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    info_ = find_model("four_bar");
-    ASSERT_NE(info_, nullptr);
-    settings_ = EnsembleSettings::for_model(*info_);
-    settings_.method = Method::kDopri5;
-    settings_.rtol = settings_.atol = 1e-10;
-    settings_.samples = 1001;  // every 0.01 s: t = 2.7 is sample 270
-    Batch b = Batch::defaults(*info_, 1);
-    results_ = new BatchResults;
-    run_ensemble_cpu(b, settings_, *results_, {0});
+    // 1001 samples, every 0.01 s: t = 2.7 is sample 270.
+    run_ = new SystemRun(run_default_system("four_bar", Method::kDopri5, 1e-10, 1001));
+    results_ = &run_->results;
+    ASSERT_NE(run_->info, nullptr);
   }
   static void TearDownTestSuite() {
-    delete results_;
+    delete run_;
+    run_ = nullptr;
     results_ = nullptr;
   }
   static Vec9 q_at(int k) {
@@ -199,21 +176,19 @@ class FourBarRun : public ::testing::Test {
     for (int j = 0; j < 9; ++j) v[j] = results_->traj_qd_at(0, k, j);
     return v;
   }
-  static double time_at(int k) { return 10.0 * k / (settings_.samples - 1); }
+  static double time_at(int k) { return 10.0 * k / (results_->samples - 1); }
 
-  static inline const ModelInfo* info_ = nullptr;
-  static inline EnsembleSettings settings_;
-  static inline BatchResults* results_ = nullptr;
+  static inline SystemRun* run_ = nullptr;
+  static inline const BatchResults* results_ = nullptr;
 };
 
 TEST_F(FourBarRun, EnergyConserved) {
   const BatchResults& r = *results_;
-  ASSERT_EQ(r.status[0], 0);
+  ASSERT_TRUE(ran_to_end(*run_));
   ASSERT_EQ(r.t[0], 10.0);
   const double e0 = energy(kDefaults, q_at(0), qd_at(0));
-  double worst = 0;
-  for (int k = 0; k < settings_.samples; ++k)
-    worst = std::max(worst, std::abs(energy(kDefaults, q_at(k), qd_at(k)) - e0) / std::abs(e0));
+  const double worst = max_rel_deviation(
+      r.samples, [](int k) { return energy(kDefaults, q_at(k), qd_at(k)); }, e0);
   std::printf("four_bar: E0 = %.6f, max |E - E0| / |E0| = %.3e, max |phi| = %.3e, steps = %lld\n",
               e0, worst, r.residual_at(0, 0), static_cast<long long>(r.steps[0]));
   EXPECT_LT(worst, 1e-8);
@@ -232,7 +207,7 @@ TEST_F(FourBarRun, UkAccelerationEqualsKktSolution) {
   const Vec9 Q = applied_force(kDefaults);
   int compared = 0;
   double worst = 0;
-  for (int k = 0; k < settings_.samples; k += 5) {
+  for (int k = 0; k < results_->samples; k += 5) {
     const Vec9 q = q_at(k), qd = qd_at(k);
     Mat89 A;
     Vec8 b;

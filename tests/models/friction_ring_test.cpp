@@ -8,24 +8,23 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
 #include "kernels/uk/uk_solver.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::FrictionRing;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
 // m, R, g, mu, eps.
 using Params = std::array<double, 5>;
-const Params kDefaults = {1, 1, 9.81, 0.2, 1e-3};
 
 // Normal force of the ring by hand: Qc_ideal = A^T (A M^-1 A^T)^-1 (b - A a) with A = [2x, 2y],
 // b = -2 |v|^2, a = (0, -g), M = m I, i.e. m (g y - |v|^2) / r^2 (x, y).
@@ -43,23 +42,11 @@ std::array<double, 2> friction(const Params& p, const std::array<double, 2>& N, 
   return {s * xd, s * yd};
 }
 
-TEST(FrictionRingModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (names, defaults, non-ideal flag, t_end, gains) is asserted in
+// tests/catalogue.
+TEST(FrictionRingModel, DefaultState) {
   const ModelInfo* info = find_model("friction_ring");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 1);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_TRUE(info->nonideal);
-  const std::vector<std::string> names = {"m", "R", "g", "mu", "eps"};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, kDefaults[k]);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   EXPECT_EQ(info->q0, (std::vector<double>{1, 0}));
   EXPECT_EQ(info->qd0, (std::vector<double>{0, 3}));
   // (R, 0) follows the radius.
@@ -71,11 +58,10 @@ TEST(FrictionRingModel, CatalogueMetadataAndDefaultState) {
 }
 
 TEST(FrictionRingModel, ReferenceConstraintForm) {
-  std::mt19937 rng(41);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(41);
   for (int trial = 0; trial < 20; ++trial) {
-    const Params p = {1 + 0.5 * u(rng), 1 + 0.5 * u(rng), 9.81, 0.2, 1e-3};
-    const Vec<double, 2> q{{2 * u(rng), 2 * u(rng)}}, qd{{3 * u(rng), 3 * u(rng)}};
+    const Params p = {1 + 0.5 * u(), 1 + 0.5 * u(), 9.81, 0.2, 1e-3};
+    const Vec<double, 2> q{{2 * u(), 2 * u()}}, qd{{3 * u(), 3 * u()}};
     const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
     EXPECT_NEAR(f.A(0, 0), 2 * q[0], 1e-15);
     EXPECT_NEAR(f.A(0, 1), 2 * q[1], 1e-15);
@@ -90,18 +76,16 @@ TEST(FrictionRingModel, ReferenceConstraintForm) {
 // Qc_ideal and Qc_nonideal are M-orthogonal. Random states, on and off the ring, with velocities
 // that need not be tangent.
 TEST(FrictionRingModel, VirtualWorkAndMOrthogonality) {
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(42);
   for (int trial = 0; trial < 50; ++trial) {
-    const Params p = {1 + 0.5 * u(rng), 1 + 0.3 * u(rng), 9.81, 0.2 + 0.1 * u(rng),
-                      trial % 2 ? 1e-3 : 0.1};
-    const double th = kPi * u(rng), rad = p[1] * (1 + 0.01 * u(rng));
+    const Params p = {1 + 0.5 * u(), 1 + 0.3 * u(), 9.81, 0.2 + 0.1 * u(), trial % 2 ? 1e-3 : 0.1};
+    const double th = kPi * u(), rad = p[1] * (1 + 0.01 * u());
     const Vec<double, 2> q{{rad * std::cos(th), rad * std::sin(th)}};
-    const double speed = 3 * u(rng);
+    const double speed = 3 * u();
     Vec<double, 2> qd{{-speed * std::sin(th), speed * std::cos(th)}};
     if (trial % 3 == 0) {  // not tangent
-      qd[0] += 0.5 * u(rng);
-      qd[1] += 0.5 * u(rng);
+      qd[0] += 0.5 * u();
+      qd[1] += 0.5 * u();
     }
     const double t = 0.0;
 
@@ -148,20 +132,13 @@ TEST(FrictionRingModel, VirtualWorkAndMOrthogonality) {
 //   m R thdd = -m g cos th - mu |m R thd^2 - m g sin th| R thd / sqrt(R^2 thd^2 + eps^2);
 // energy never increases; th(10) = -1.585814 (the bead sticks near the bottom at t = 3.53 s).
 TEST(FrictionRingModel, AngleFollowsScalarEquationAndEnergyDecreases) {
-  const ModelInfo* info = find_model("friction_ring");
-  ASSERT_NE(info, nullptr);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 2001;
-  Batch batch = Batch::defaults(*info, 1);
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("friction_ring", Method::kDopri5, 1e-10, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 10.0);
 
   const double m = 1, R = 1, g = 9.81, mu = 0.2, eps = 1e-3;
-  auto f = [&](const std::array<double, 2>& y) {
+  auto f = [&](double, const std::array<double, 2>& y) {
     const double th = y[0], w = y[1];
     const double n = std::abs(m * R * w * w - m * g * std::sin(th));
     return std::array<double, 2>{
@@ -169,9 +146,8 @@ TEST(FrictionRingModel, AngleFollowsScalarEquationAndEnergyDecreases) {
         (-m * g * std::cos(th) - mu * n * R * w / std::sqrt(R * R * w * w + eps * eps)) / (m * R)};
   };
   // Classical RK4 with h = 5e-5 (|d thdd / d thd| <= mu g / eps ~ 2e3: h lambda <= 0.1).
-  std::array<double, 2> y = {0.0, 3.0 / R};
-  const int per_sample = 100;
-  const double h = 10.0 / (s.samples - 1) / per_sample;
+  const auto ref = rk4_reference_samples(f, 0.0, 10.0, std::array<double, 2>{0.0, 3.0 / R},
+                                         r.samples, /*steps_per_sample=*/100);
   double th_dev = 0, thd_dev = 0, e_rise = 0;
   auto energy = [&](int k) {
     const double yy = r.traj_q_at(0, k, 1), xd = r.traj_qd_at(0, k, 0), yd = r.traj_qd_at(0, k, 1);
@@ -179,16 +155,8 @@ TEST(FrictionRingModel, AngleFollowsScalarEquationAndEnergyDecreases) {
   };
   double e_prev = energy(0);
   double stick_time = 0;  // from here on |thd| < 1e-3 (passing a turning point does not count)
-  for (int k = 0; k < s.samples; ++k) {
-    if (k > 0) {
-      for (int j = 0; j < per_sample; ++j) {
-        const auto k1 = f(y);
-        const auto k2 = f({y[0] + h / 2 * k1[0], y[1] + h / 2 * k1[1]});
-        const auto k3 = f({y[0] + h / 2 * k2[0], y[1] + h / 2 * k2[1]});
-        const auto k4 = f({y[0] + h * k3[0], y[1] + h * k3[1]});
-        for (int i = 0; i < 2; ++i) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-      }
-    }
+  for (int k = 0; k < r.samples; ++k) {
+    const std::array<double, 2>& y = ref[std::size_t(k)];
     const double x = r.traj_q_at(0, k, 0), yy = r.traj_q_at(0, k, 1);
     const double xd = r.traj_qd_at(0, k, 0), yd = r.traj_qd_at(0, k, 1);
     const double th = std::atan2(yy, x);
@@ -199,10 +167,11 @@ TEST(FrictionRingModel, AngleFollowsScalarEquationAndEnergyDecreases) {
     const double e = energy(k);
     e_rise = std::max(e_rise, e - e_prev);
     e_prev = e;
-    const double t = 10.0 * k / (s.samples - 1);
-    if (std::abs(thd) >= 1e-3) stick_time = t + 10.0 / (s.samples - 1);
+    const double t = 10.0 * k / (r.samples - 1);
+    if (std::abs(thd) >= 1e-3) stick_time = t + 10.0 / (r.samples - 1);
   }
   const double th_end = std::atan2(r.q_at(1, 0), r.q_at(0, 0));
+  const std::array<double, 2>& y = ref.back();
   std::printf(
       "friction_ring: steps = %lld, rejected = %lld, max |th - th_ode| = %.3e, max |thd - "
       "thd_ode| = %.3e\n  th(10) = %.9f (ODE %.9f), largest sampled energy rise = %.3e, stick at "

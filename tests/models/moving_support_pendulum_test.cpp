@@ -7,40 +7,25 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
-#include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::MovingSupportPendulum;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
 // m, L, g, Xs, Ws.
 using Params = std::array<double, 5>;
-const Params kDefaults = {1, 1, 9.81, 0.1, 5};
 
-TEST(MovingSupportPendulumModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(MovingSupportPendulumModel, DefaultState) {
   const ModelInfo* info = find_model("moving_support_pendulum");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 1);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"m", "L", "g", "Xs", "Ws"};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, kDefaults[k]);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   // x = L sin(0.3), y = -L cos(0.3), velocity (Xs Ws, 0).
   ASSERT_EQ(info->q0.size(), 2u);
   EXPECT_NEAR(info->q0[0], std::sin(0.3), 1e-16);
@@ -57,20 +42,17 @@ TEST(MovingSupportPendulumModel, InitialStateFollowsParametersAndIsConsistent) {
   EXPECT_NEAR(q[1], -1.3 * std::cos(0.3), 1e-15);
   EXPECT_NEAR(qd[0], 0.6, 1e-15);
   EXPECT_EQ(qd[1], 0.0);
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
-  EXPECT_NEAR(f.value[0], 0.0, 1e-15);
-  EXPECT_NEAR(f.rate[0], 0.0, 1e-15);
+  EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p.data(), 1e-15, 1e-15));
 }
 
 // Second-order form by hand: A = [2 (x - xs), 2 y],
 // b = -2 (xd - xsd)^2 - 2 yd^2 + 2 (x - xs) xsdd with xs = Xs sin(Ws t).
 TEST(MovingSupportPendulumModel, ReferenceConstraintForm) {
-  std::mt19937 rng(61);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(61);
   for (int trial = 0; trial < 20; ++trial) {
-    const Params p = {1, 1 + 0.3 * u(rng), 9.81, 0.1 + 0.05 * u(rng), 5 + 2 * u(rng)};
-    const Vec<double, 2> q{{u(rng), u(rng)}}, qd{{3 * u(rng), 3 * u(rng)}};
-    const double t = 5 + 5 * u(rng);
+    const Params p = {1, 1 + 0.3 * u(), 9.81, 0.1 + 0.05 * u(), 5 + 2 * u()};
+    const Vec<double, 2> q{{u(), u()}}, qd{{3 * u(), 3 * u()}};
+    const double t = 5 + 5 * u();
     const double xs = p[3] * std::sin(p[4] * t), xsd = p[3] * p[4] * std::cos(p[4] * t);
     const double xsdd = -p[3] * p[4] * p[4] * std::sin(p[4] * t);
     const auto f = constraint_form<Model, double>(q, qd, t, p.data());
@@ -87,16 +69,9 @@ TEST(MovingSupportPendulumModel, ReferenceConstraintForm) {
 // Must hold: the angle from the support, th = atan2(x - xs, -y), follows
 //   thdd = -(g/L) sin th + (Xs Ws^2 sin(Ws t) / L) cos th   (integrated here by RK4).
 TEST(MovingSupportPendulumModel, AngleMatchesReducedEquation) {
-  const ModelInfo* info = find_model("moving_support_pendulum");
-  ASSERT_NE(info, nullptr);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-12;
-  s.samples = 2001;
-  Batch batch = Batch::defaults(*info, 1);
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("moving_support_pendulum", Method::kDopri5, 1e-12, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 10.0);
 
   const double L = 1, g = 9.81, Xs = 0.1, Ws = 5;
@@ -104,22 +79,12 @@ TEST(MovingSupportPendulumModel, AngleMatchesReducedEquation) {
     return std::array<double, 2>{
         y[1], -(g / L) * std::sin(y[0]) + Xs * Ws * Ws * std::sin(Ws * t) / L * std::cos(y[0])};
   };
-  std::array<double, 2> y = {0.3, 0.0};
-  const int per_sample = 20;
-  const double h = 10.0 / (s.samples - 1) / per_sample;
+  const auto ref = rk4_reference_samples(f, 0.0, 10.0, std::array<double, 2>{0.3, 0.0}, r.samples,
+                                         /*steps_per_sample=*/20);
   double dev = 0, rate_dev = 0, th_max = 0;
-  for (int k = 0; k < s.samples; ++k) {
-    if (k > 0) {
-      for (int j = 0; j < per_sample; ++j) {
-        const double t = ((k - 1) * per_sample + j) * h;
-        const auto k1 = f(t, y);
-        const auto k2 = f(t + h / 2, {y[0] + h / 2 * k1[0], y[1] + h / 2 * k1[1]});
-        const auto k3 = f(t + h / 2, {y[0] + h / 2 * k2[0], y[1] + h / 2 * k2[1]});
-        const auto k4 = f(t + h, {y[0] + h * k3[0], y[1] + h * k3[1]});
-        for (int i = 0; i < 2; ++i) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-      }
-    }
-    const double t = 10.0 * k / (s.samples - 1);
+  for (int k = 0; k < r.samples; ++k) {
+    const std::array<double, 2>& y = ref[std::size_t(k)];
+    const double t = 10.0 * k / (r.samples - 1);
     const double xs = Xs * std::sin(Ws * t), xsd = Xs * Ws * std::cos(Ws * t);
     const double dx = r.traj_q_at(0, k, 0) - xs, yy = r.traj_q_at(0, k, 1);
     const double dxd = r.traj_qd_at(0, k, 0) - xsd, yyd = r.traj_qd_at(0, k, 1);

@@ -4,43 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::PendulumPolar;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
-TEST(PendulumPolarModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("pendulum_polar");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 1);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"m", "L", "g", "fx"};
-  const std::vector<double> values = {1.0, 1.0, 9.81, 0.0};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, values[k]);
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"r", "th"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
-
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 TEST(PendulumPolarModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("pendulum_polar");
   ASSERT_NE(info, nullptr);
@@ -56,13 +37,12 @@ TEST(PendulumPolarModel, DefaultInitialCondition) {
 }
 
 TEST(PendulumPolarModel, ConstraintFormIsTheRodRow) {
-  std::mt19937 rng(2);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(2);
   for (int trial = 0; trial < 10; ++trial) {
-    const double p[] = {1.0, 1.0 + 0.5 * u(rng), 9.81, 0.0};
+    const double p[] = {1.0, 1.0 + 0.5 * u(), 9.81, 0.0};
     Vec<double, 2> q, qd;
-    q[0] = 1.0 + 0.3 * u(rng), q[1] = 3.0 * u(rng);
-    qd[0] = u(rng), qd[1] = 4.0 * u(rng);
+    q[0] = 1.0 + 0.3 * u(), q[1] = 3.0 * u();
+    qd[0] = u(), qd[1] = 4.0 * u();
     const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
     // phi = r - L: A = [1, 0], b = 0, phid = rd.
     EXPECT_EQ(f.A(0, 0), 1.0);
@@ -80,14 +60,13 @@ double tension(double m, double L, double g, double fx, double th, double thd) {
 // Must hold (part): the constraint force is Qc = [-T, 0] with the rod tension
 // T = m L thd^2 + m g cos th + fx sin th; here at random states on the constraint set.
 TEST(PendulumPolarModel, ConstraintForceIsRodTensionAtRandomStates) {
-  std::mt19937 rng(13);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(13);
   for (int trial = 0; trial < 50; ++trial) {
-    const double m = 1.0 + 0.5 * u(rng), L = 1.0 + 0.5 * u(rng), g = 9.81, fx = 3.0 * u(rng);
+    const double m = 1.0 + 0.5 * u(), L = 1.0 + 0.5 * u(), g = 9.81, fx = 3.0 * u();
     const double p[] = {m, L, g, fx};
     Vec<double, 2> q, qd;
-    q[0] = L, q[1] = kPi * u(rng);
-    qd[0] = 0.0, qd[1] = 5.0 * u(rng);
+    q[0] = L, q[1] = kPi * u();
+    qd[0] = 0.0, qd[1] = 5.0 * u();
     const auto e = evaluate_dynamics<Model, double>(q, qd, 0.0, p, {});
     ASSERT_TRUE(e.mass_ok);
     const double T = tension(m, L, g, fx, q[1], qd[1]);
@@ -116,7 +95,6 @@ TEST(PendulumPolarModel, FollowsReducedPendulumAndRodTension) {
   s.samples = 1001;
   BatchResults r;
   run_ensemble_cpu(batch, s, r, {0, 1});
-  const std::vector<double> times = sample_times(s);
 
   for (int sys = 0; sys < 2; ++sys) {
     ASSERT_EQ(r.status[sys], 0);
@@ -124,22 +102,14 @@ TEST(PendulumPolarModel, FollowsReducedPendulumAndRodTension) {
     const double m = batch.param(0, sys), L = batch.param(1, sys), g = batch.param(2, sys),
                  fx = batch.param(3, sys);
     // Independent reduced ODE, classical RK4 with h = 1e-4.
-    auto acc = [&](double th) { return -(g / L) * std::sin(th) + fx * std::cos(th) / (m * L); };
-    double th = kPi / 3, w = 0.0;
-    const int sub = 100;
-    const double h = (times[1] - times[0]) / sub;
+    auto f = [&](double, const std::array<double, 2>& y) {
+      return std::array<double, 2>{y[1], -(g / L) * std::sin(y[0]) + fx * std::cos(y[0]) / (m * L)};
+    };
+    const auto ref = rk4_reference_samples(f, s.t0, s.t_end, std::array<double, 2>{kPi / 3, 0.0},
+                                           s.samples, /*steps_per_sample=*/100);
     double th_err = 0, force_err = 0, r_err = 0;
     for (int k = 0; k < s.samples; ++k) {
-      if (k > 0) {
-        for (int n = 0; n < sub; ++n) {
-          const double k1t = w, k1w = acc(th);
-          const double k2t = w + 0.5 * h * k1w, k2w = acc(th + 0.5 * h * k1t);
-          const double k3t = w + 0.5 * h * k2w, k3w = acc(th + 0.5 * h * k2t);
-          const double k4t = w + h * k3w, k4w = acc(th + h * k3t);
-          th += h / 6 * (k1t + 2 * k2t + 2 * k3t + k4t);
-          w += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
-        }
-      }
+      const double th = ref[std::size_t(k)][0];
       th_err = std::max(th_err, std::abs(r.traj_q_at(sys, k, 1) - th));
       r_err = std::max(r_err, std::abs(r.traj_q_at(sys, k, 0) - L));
       const double T = tension(m, L, g, fx, r.traj_q_at(sys, k, 1), r.traj_qd_at(sys, k, 1));

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
@@ -19,22 +19,10 @@ using Model = models::ProjectilePolar;
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kG = 9.81;
 
-TEST(ProjectilePolarModel, CatalogueMetadataAndDefaultState) {
+// The catalogue metadata (no rows, names, defaults, t_end, gains) is asserted in tests/catalogue.
+TEST(ProjectilePolarModel, DefaultState) {
   const ModelInfo* info = find_model("projectile_polar");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 0);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_EQ(info->rows(), 0);
-  EXPECT_EQ(info->residual_slots(), 0);
-  EXPECT_FALSE(info->nonideal);
-  ASSERT_EQ(info->params.size(), 1u);
-  EXPECT_EQ(std::string(info->params[0].name), "g");
-  EXPECT_EQ(info->params[0].value, 9.81);
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"r", "th"}));
-  EXPECT_EQ(info->t_end, 0.5);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
   ASSERT_EQ(info->q0.size(), 2u);
   EXPECT_EQ(info->q0[0], 1.0);
   EXPECT_NEAR(info->q0[1], kPi / 4, 1e-16);

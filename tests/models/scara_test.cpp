@@ -7,23 +7,23 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::Scara;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kDeg = kPi / 180;
 
-const std::vector<std::string> kNames = {"m1", "m2", "m3",  "m4",    "l0",  "l1",  "l2",
-                                         "r1", "r2", "Iz1", "Iz2",   "Iz3", "Iz4", "g",
-                                         "xc", "yc", "R",   "Omega", "vz",  "psi0"};
+// MODELS.md defaults, in order: m1, m2, m3, m4, l0, l1, l2, r1, r2, Iz1, Iz2, Iz3, Iz4, g, xc, yc,
+// R, Omega, vz, psi0. The catalogue metadata (names, defaults, t_end, gains) is asserted in
+// tests/catalogue.
 const std::vector<double> kValues = {20,  15,    15,   0.5,       0,    0.2,    0.25,
                                      0.1, 0.125, 0.27, 0.31,      0.02, 0.0001, 9.81,
                                      0,   0.35,  0.05, 0.4 * kPi, 0.02, 0};
@@ -31,25 +31,6 @@ const std::vector<double> kValues = {20,  15,    15,   0.5,       0,    0.2,    
 // MODELS.md: phi(0) and phid(0) of the paper's initial condition (6 decimals).
 const std::array<double, 4> kPhi0 = {-0.349049, -0.205006, 1.902409, 0};
 const std::array<double, 4> kPhid0 = {-0.032220, 0.054776, 0.0001, -0.0005};
-
-TEST(ScaraModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("scara");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 4);
-  EXPECT_EQ(info->position_rows, 4);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  ASSERT_EQ(info->params.size(), kNames.size());
-  for (std::size_t k = 0; k < kNames.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), kNames[k]);
-    EXPECT_NEAR(info->params[k].value, kValues[k], 1e-15 * std::abs(kValues[k]));
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"q1", "q2", "q3", "q4"}));
-  EXPECT_EQ(info->t_end, 10.0);
-  EXPECT_EQ(info->gains.alpha, 30.0);
-  EXPECT_EQ(info->gains.beta, 225.0);
-}
 
 TEST(ScaraModel, DefaultInitialConditionAndItsConstraintError) {
   const ModelInfo* info = find_model("scara");
@@ -71,13 +52,12 @@ TEST(ScaraModel, DefaultInitialConditionAndItsConstraintError) {
 }
 
 TEST(ScaraModel, ConstraintFormMatchesPaperEq49) {
-  std::mt19937 rng(29);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(29);
   const double l1 = 0.2, l2 = 0.25, R = 0.05, W = 0.4 * kPi;
   for (int trial = 0; trial < 20; ++trial) {
     Vec<double, 4> q, qd;
-    for (int j = 0; j < 4; ++j) q[j] = kPi * u(rng), qd[j] = 2 * u(rng);
-    const double t = 5 * (1 + u(rng));
+    for (int j = 0; j < 4; ++j) q[j] = kPi * u(), qd[j] = 2 * u();
+    const double t = 5 * (1 + u());
     const auto f = constraint_form<Model, double>(q, qd, t, kValues.data());
     const double s1 = std::sin(q[0]), c1 = std::cos(q[0]);
     const double s12 = std::sin(q[0] + q[1]), c12 = std::cos(q[0] + q[1]);
@@ -123,25 +103,25 @@ double singular_time(Phi phi12, double t_max) {
   return 0.5 * (lo + hi);
 }
 
-struct ScaraRun {
-  BatchResults r;
-  std::vector<double> times;
-};
+// The default system run with Baumgarte gains alpha, beta at rtol = atol = 1e-12.
+SystemRun run_scara(double alpha, double beta, int samples) {
+  return run_default_system("scara", Method::kDopri5, 1e-12, samples, [&](EnsembleSettings& s) {
+    s.alpha = alpha;
+    s.beta = beta;
+  });
+}
 
-ScaraRun run_scara(double alpha, double beta, int samples) {
-  const ModelInfo* info = find_model("scara");
-  EXPECT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-12;
-  s.alpha = alpha;
-  s.beta = beta;
-  s.samples = samples;
-  ScaraRun out;
-  run_ensemble_cpu(batch, s, out.r, {0});
-  out.times = sample_times(s);
-  return out;
+// phi(0) and phid(0) of a run: the constraint form at its first sample.
+ConstraintForm<Model, double> initial_form(const BatchResults& r) {
+  Vec<double, 4> q, qd;
+  for (int j = 0; j < 4; ++j) q[j] = r.traj_q_at(0, 0, j), qd[j] = r.traj_qd_at(0, 0, j);
+  return constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+}
+
+// Where a run stopped and the status it reported.
+void print_stop(const char* gains, const BatchResults& r) {
+  std::printf("scara %s: status %s at t = %.6f (sin q2 = %.3g)\n", gains,
+              status_name(static_cast<Status>(r.status[0])), r.t[0], std::sin(r.q_at(1, 0)));
 }
 
 // Must hold, default gains alpha = 30, beta = 225 (critical damping, double root -15):
@@ -149,13 +129,11 @@ ScaraRun run_scara(double alpha, double beta, int samples) {
 // phi(t) = (phi0 + (phid0 + 15 phi0) t) e^{-15 t} (to 1e-9); sin q2 stays >= 0.8; every
 // |phi| < 1e-4 for t >= 0.9 s and < 1e-9 for t >= 2 s.
 TEST(ScaraModel, DefaultGainsConvergeCriticallyDamped) {
-  const ScaraRun run_ = run_scara(30, 225, 2001);
-  const BatchResults& r = run_.r;
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run_ = run_scara(30, 225, 2001);
+  ASSERT_TRUE(ran_to_end(run_));
+  const BatchResults& r = run_.results;
   ASSERT_EQ(r.t[0], 10.0);
-  Vec<double, 4> q, qd;
-  for (int j = 0; j < 4; ++j) q[j] = r.traj_q_at(0, 0, j), qd[j] = r.traj_qd_at(0, 0, j);
-  const auto f0 = constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+  const auto f0 = initial_form(r);
   double law_err = 0, sin_min = 1, late1 = 0, late2 = 0;
   for (int k = 0; k < r.samples; ++k) {
     const double t = run_.times[k];
@@ -182,10 +160,10 @@ TEST(ScaraModel, DefaultGainsConvergeCriticallyDamped) {
 // t = 2.12 s (the linearly drifting target leaves the arm's reach l1 + l2 = 0.45, sin q2 -> 0);
 // the run must stop there or report the rank loss in its status.
 TEST(ScaraModel, WithoutStabilizationDriftsLinearlyUntilSingular) {
-  const ScaraRun run_ = run_scara(0, 0, 1001);
-  const BatchResults& r = run_.r;
-  std::printf("scara alpha = beta = 0: status %s at t = %.6f (sin q2 = %.3g)\n",
-              status_name(static_cast<Status>(r.status[0])), r.t[0], std::sin(r.q_at(1, 0)));
+  const SystemRun run_ = run_scara(0, 0, 1001);
+  ASSERT_NE(run_.info, nullptr);
+  const BatchResults& r = run_.results;
+  print_stop("alpha = beta = 0", r);
   // The rank loss itself is the reported cause, not a step-size symptom.
   EXPECT_EQ(r.status[0], static_cast<int>(Status::kInconsistent));
   EXPECT_LT(r.t[0], 10.0);
@@ -199,9 +177,7 @@ TEST(ScaraModel, WithoutStabilizationDriftsLinearlyUntilSingular) {
               t_sing);
   EXPECT_NEAR(t_sing, 2.12, 0.005);
   EXPECT_NEAR(r.t[0], t_sing, 1e-3);
-  Vec<double, 4> q, qd;
-  for (int j = 0; j < 4; ++j) q[j] = r.traj_q_at(0, 0, j), qd[j] = r.traj_qd_at(0, 0, j);
-  const auto f0 = constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+  const auto f0 = initial_form(r);
   double law_err = 0, law_err_late = 0;
   int reached = 0;
   for (int k = 0; k < r.samples; ++k) {
@@ -231,10 +207,10 @@ TEST(ScaraModel, WithoutStabilizationDriftsLinearlyUntilSingular) {
 // Before that, phi follows the underdamped law e^{-t/4} (phi0 cos wd t + (phid0 + phi0/4)/wd sin wd
 // t).
 TEST(ScaraModel, PaperGainsReportRankLossNearPoint127) {
-  const ScaraRun run_ = run_scara(0.5, 200, 10001);
-  const BatchResults& r = run_.r;
-  std::printf("scara alpha = 0.5, beta = 200: status %s at t = %.6f (sin q2 = %.3g)\n",
-              status_name(static_cast<Status>(r.status[0])), r.t[0], std::sin(r.q_at(1, 0)));
+  const SystemRun run_ = run_scara(0.5, 200, 10001);
+  ASSERT_NE(run_.info, nullptr);
+  const BatchResults& r = run_.results;
+  print_stop("alpha = 0.5, beta = 200", r);
   // The rank loss itself is the reported cause, not a step-size symptom.
   EXPECT_EQ(r.status[0], static_cast<int>(Status::kInconsistent));
   EXPECT_NEAR(r.t[0], 0.127, 0.02);
@@ -253,9 +229,7 @@ TEST(ScaraModel, PaperGainsReportRankLossNearPoint127) {
               t_sing);
   EXPECT_NEAR(t_sing, 0.127, 0.0005);
   EXPECT_NEAR(r.t[0], t_sing, 1e-3);
-  Vec<double, 4> q, qd;
-  for (int j = 0; j < 4; ++j) q[j] = r.traj_q_at(0, 0, j), qd[j] = r.traj_qd_at(0, 0, j);
-  const auto f0 = constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+  const auto f0 = initial_form(r);
   double law_err = 0;
   int reached = 0;
   for (int k = 0; k < r.samples && run_.times[k] <= 0.11; ++k) {

@@ -6,43 +6,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
-#include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::SliderCrank;
+using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
 struct P {
   double a = 0.1, l = 0.3, m1 = 1, m2 = 1, m3 = 0.5, g = 9.81, tau = 0, Fx = 0;
 };
 
-TEST(SliderCrankModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("slider_crank");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 3);
-  EXPECT_EQ(info->position_rows, 2);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"a", "l", "m1", "m2", "m3", "g", "tau", "Fx"};
-  const std::vector<double> values = {0.1, 0.3, 1.0, 1.0, 0.5, 9.81, 0.0, 0.0};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, values[k]);
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"th", "ph", "x"}));
-  EXPECT_EQ(info->t_end, 2.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 
 // The default IC built here from the geometry (th = pi/6, ph = asin(a sin th / l), x closing the
 // loop; thd = 10, phd and xd solving A [thd, phd, xd] = 0 by Cramer's rule on the Jacobian
@@ -84,25 +64,20 @@ TEST(SliderCrankModel, InitialStateFollowsParameters) {
   Model::initial_state(p, q, qd);
   EXPECT_NEAR(q[0], kPi / 6, 1e-15);
   EXPECT_EQ(qd[0], 10.0);
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_NEAR(f.value[r], 0.0, 1e-15);
-    EXPECT_NEAR(f.rate[r], 0.0, 1e-14);
-  }
+  EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p, 1e-15, 1e-14));
 }
 
 // phi1 = a cos th + l cos ph - x, phi2 = a sin th - l sin ph differentiated twice by hand:
 // A = [[-a s_th, -l s_ph, -1], [a c_th, -l c_ph, 0]],
 // b = [a c_th thd^2 + l c_ph phd^2, a s_th thd^2 - l s_ph phd^2].
 TEST(SliderCrankModel, ConstraintFormMatchesHandDerivation) {
-  std::mt19937 rng(23);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(23);
   for (int trial = 0; trial < 20; ++trial) {
-    const double a = 0.1 + 0.05 * u(rng), l = 0.3 + 0.1 * u(rng);
+    const double a = 0.1 + 0.05 * u(), l = 0.3 + 0.1 * u();
     const double p[] = {a, l, 1, 1, 0.5, 9.81, 0, 0};
     Vec<double, 3> q, qd;
-    q[0] = kPi * u(rng), q[1] = u(rng), q[2] = 0.4 * u(rng);
-    qd[0] = 10 * u(rng), qd[1] = 5 * u(rng), qd[2] = u(rng);
+    q[0] = kPi * u(), q[1] = u(), q[2] = 0.4 * u();
+    qd[0] = 10 * u(), qd[1] = 5 * u(), qd[2] = u();
     const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
     const double st = std::sin(q[0]), ct = std::cos(q[0]), sp = std::sin(q[1]), cp = std::cos(q[1]);
     const double A[2][3] = {{-a * st, -l * sp, -1.0}, {a * ct, -l * cp, 0.0}};
@@ -130,16 +105,9 @@ double energy(const P& p, double th, double ph, double thd, double phd, double x
 // Must hold: total energy (kinetic + gravity) conserved to 1e-8 relative with tau = Fx = 0 at
 // rtol = atol = 1e-10.
 TEST(SliderCrankModel, EnergyConserved) {
-  const ModelInfo* info = find_model("slider_crank");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 2001;
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("slider_crank", Method::kDopri5, 1e-10, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 2.0);
   const P p;
   auto e_at = [&](int k) {
@@ -147,17 +115,17 @@ TEST(SliderCrankModel, EnergyConserved) {
                   r.traj_qd_at(0, k, 1), r.traj_qd_at(0, k, 2));
   };
   const double e0 = e_at(0);
-  double drift = 0, th_min = 1e300, th_max = -1e300;
-  for (int k = 0; k < s.samples; ++k) {
-    drift = std::max(drift, std::abs(e_at(k) - e0));
+  const double rel_drift = max_rel_deviation(r.samples, e_at, e0);  // max |E - E0| / |E0|
+  double th_min = 1e300, th_max = -1e300;
+  for (int k = 0; k < r.samples; ++k) {
     th_min = std::min(th_min, r.traj_q_at(0, k, 0));
     th_max = std::max(th_max, r.traj_q_at(0, k, 0));
   }
   std::printf(
       "slider_crank: E0 = %.12g, max |E - E0| / |E0| = %.3g, crank angle range [%.3f, %.3f], "
       "max |phi| = %.3g, %.3g\n",
-      e0, drift / std::abs(e0), th_min, th_max, r.residual_at(0, 0), r.residual_at(1, 0));
-  EXPECT_LT(drift / std::abs(e0), 1e-8);
+      e0, rel_drift, th_min, th_max, r.residual_at(0, 0), r.residual_at(1, 0));
+  EXPECT_LT(rel_drift, 1e-8);
   // The mechanism really runs. On the constraint set sin ph = (a / l) sin th, so the potential is
   // V = (m1 + m2) g a sin(th) / 2, at most 0.981 J < E0: the crank turns full revolutions.
   const double v_max = (p.m1 + p.m2) * p.g * p.a / 2;

@@ -6,39 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::Spiral;
+using namespace ukes::testing;
 
-TEST(SpiralModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("spiral");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 2);
-  EXPECT_EQ(info->position_rows, 2);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"g", "k", "omega", "theta0"};
-  const std::vector<double> values = {9.81, 0.1, 1.0, 30.0};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, values[k]);
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"r", "theta"}));
-  EXPECT_EQ(info->t_end, 20.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
-
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 TEST(SpiralModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("spiral");
   ASSERT_NE(info, nullptr);
@@ -55,25 +35,20 @@ TEST(SpiralModel, InitialStateFollowsParameters) {
   const double p[] = {9.81, 0.25, 0.7, 4.0};
   Vec<double, 2> q, qd;
   Model::initial_state(p, q, qd);
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_NEAR(f.value[r], 0.0, 1e-14);
-    EXPECT_NEAR(f.rate[r], 0.0, 1e-14);
-  }
+  EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p, 1e-14, 1e-14));
 }
 
 TEST(SpiralModel, ConstraintFormMatchesReference) {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(11);
   for (int trial = 0; trial < 20; ++trial) {
-    const double k = 0.1 + 0.2 * (u(rng) + 1.0), omega = 1.0 + u(rng), theta0 = 30.0;
+    const double k = 0.1 + 0.2 * (u() + 1.0), omega = 1.0 + u(), theta0 = 30.0;
     const double p[] = {9.81, k, omega, theta0};
     Vec<double, 2> q, qd;
-    q[0] = 3.0 + 2.0 * u(rng);
-    q[1] = 10.0 * u(rng);
-    qd[0] = 5.0 * u(rng);
-    qd[1] = 5.0 * u(rng);
-    const double t = 20.0 * (u(rng) + 1.0) / 2.0;
+    q[0] = 3.0 + 2.0 * u();
+    q[1] = 10.0 * u();
+    qd[0] = 5.0 * u();
+    qd[1] = 5.0 * u();
+    const double t = 20.0 * (u() + 1.0) / 2.0;
     const auto f = constraint_form<Model, double>(q, qd, t, p);
     const double ekt = std::exp(k * q[1]);
     // Reference: A = [[1, -k e^{k theta}], [0, 1]], b = [k^2 e^{k theta} thetad^2, 0].
@@ -95,21 +70,14 @@ TEST(SpiralModel, ConstraintFormMatchesReference) {
 // Must hold: eps1 = sqrt(phi1^2 + phi2^2) and eps2 = sqrt(phid1^2 + phid2^2) stay below 1e-8
 // over [0, 20] with the adaptive integrator at rtol = atol = 1e-10; theta(t) = 30 - t.
 TEST(SpiralModel, StaysOnSpiralAndFollowsSchedule) {
-  const ModelInfo* info = find_model("spiral");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 2001;
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("spiral", Method::kDopri5, 1e-10, 2001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 20.0);
 
-  const std::vector<double> times = sample_times(s);
+  const std::vector<double>& times = run.times;
   double eps1_max = 0, eps2_max = 0, theta_err = 0;
-  for (int k = 0; k < s.samples; ++k) {
+  for (int k = 0; k < r.samples; ++k) {
     const double phi1 = r.traj_residual_at(0, k, 0), phi2 = r.traj_residual_at(0, k, 1);
     const double phid1 = r.traj_residual_at(0, k, 2), phid2 = r.traj_residual_at(0, k, 3);
     eps1_max = std::max(eps1_max, std::hypot(phi1, phi2));

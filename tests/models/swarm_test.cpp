@@ -7,17 +7,17 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::Swarm;
+using namespace ukes::testing;
 constexpr int kRobots = 5;
 constexpr int kN = 2 * kRobots;
 using State = std::array<double, kN>;
@@ -55,30 +55,8 @@ State reference_b(const State& q, const State& qd, double a) {
 
 const State kPositions = {0, 0, 4, 1, -3, 2, 2, -4, -1, -3};
 
-TEST(SwarmModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("swarm");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 10);
-  EXPECT_EQ(info->position_rows, 0);
-  EXPECT_EQ(info->velocity_rows, 10);
-  EXPECT_FALSE(info->nonideal);
-  ASSERT_EQ(info->params.size(), 3u);
-  EXPECT_EQ(std::string(info->params[0].name), "N");
-  EXPECT_EQ(info->params[0].value, 5.0);
-  EXPECT_TRUE(info->params[0].structural);
-  EXPECT_EQ(std::string(info->params[1].name), "mass");
-  EXPECT_EQ(info->params[1].value, 2.0);
-  EXPECT_FALSE(info->params[1].structural);
-  EXPECT_EQ(std::string(info->params[2].name), "a");
-  EXPECT_EQ(info->params[2].value, 0.5);
-  EXPECT_FALSE(info->params[2].structural);
-  EXPECT_EQ(info->coordinates,
-            (std::vector<std::string>{"x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4", "x5", "y5"}));
-  EXPECT_EQ(info->t_end, 20.0);
-  EXPECT_EQ(info->gains.alpha, 5.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
-
+// The catalogue metadata (names, defaults, structural N, t_end, gains) is asserted in
+// tests/catalogue.
 TEST(SwarmModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("swarm");
   ASSERT_NE(info, nullptr);
@@ -103,16 +81,15 @@ TEST(SwarmModel, DefaultInitialCondition) {
 }
 
 TEST(SwarmModel, ConstraintFormMatchesReference) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(7);
   for (int trial = 0; trial < 20; ++trial) {
-    const double a = 0.5 + 0.4 * u(rng);
+    const double a = 0.5 + 0.4 * u();
     const double p[] = {5.0, 2.0, a};
     State qs, qds;
     Vec<double, kN> q, qd;
     for (int j = 0; j < kN; ++j) {
-      qs[j] = kPositions[j] + 0.8 * u(rng);  // robots stay well apart
-      qds[j] = 3.0 * u(rng);
+      qs[j] = kPositions[j] + 0.8 * u();  // robots stay well apart
+      qds[j] = 3.0 * u();
       q[j] = qs[j];
       qd[j] = qds[j];
     }
@@ -132,18 +109,12 @@ TEST(SwarmModel, ConstraintFormMatchesReference) {
 // |(psi_x, psi_y)| of robot 3 is 20.17 e^{-5t} = 0.0112 at t = 1.5 s and falls below 0.01 only at
 // t = 1.522 s; the rows themselves are at most 16.44 e^{-5t} = 0.0091 there.
 TEST(SwarmModel, ServoConstraintDecaysAndRobotsKeepApart) {
-  const ModelInfo* info = find_model("swarm");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 4001;  // every 5 ms
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  // 4001 samples: every 5 ms.
+  const SystemRun run = run_default_system("swarm", Method::kDopri5, 1e-10, 4001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 20.0);
-  const std::vector<double> times = sample_times(s);
+  const std::vector<double>& times = run.times;
 
   const double a = 0.5;
   const State g0 = grad_sum(kPositions, a);  // psi(0), since qd(0) = 0
@@ -152,7 +123,7 @@ TEST(SwarmModel, ServoConstraintDecaysAndRobotsKeepApart) {
   norm0 = std::sqrt(norm0);
 
   double decay_err = 0, abs_err = 0, late_max = 0, dmin = 1e300, t_dmin = 0;
-  for (int k = 0; k < s.samples; ++k) {
+  for (int k = 0; k < r.samples; ++k) {
     const double t = times[k];
     const double expect = norm0 * std::exp(-5.0 * t);
     double norm = 0, comp_err = 0;
@@ -201,17 +172,10 @@ TEST(SwarmModel, ServoConstraintDecaysAndRobotsKeepApart) {
 // rows decay exactly, psi(t) = psi(0) e^{-5t}, so qd = -sum grad G + psi(0) e^{-5t}, a first-order
 // ODE in q alone, integrated here by classical RK4 with a small fixed step.
 TEST(SwarmModel, TrajectoryMatchesReducedFirstOrderSystem) {
-  const ModelInfo* info = find_model("swarm");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-11;
-  s.t_end = 5.0;
-  s.samples = 11;
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("swarm", Method::kDopri5, 1e-11, 11,
+                                           [](EnsembleSettings& s) { s.t_end = 5.0; });
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
 
   const double a = 0.5;
   const State psi0 = grad_sum(kPositions, a);
@@ -220,23 +184,12 @@ TEST(SwarmModel, TrajectoryMatchesReducedFirstOrderSystem) {
     for (int j = 0; j < kN; ++j) d[j] = -d[j] + psi0[j] * std::exp(-5.0 * t);
     return d;
   };
-  State q = kPositions;
-  const int steps_per_sample = 1000;
-  const double h = 0.5 / steps_per_sample;
-  double t = 0, err = 0;
-  for (int k = 1; k < s.samples; ++k) {
-    for (int n = 0; n < steps_per_sample; ++n) {
-      const State k1 = rhs(t, q);
-      State y;
-      for (int j = 0; j < kN; ++j) y[j] = q[j] + 0.5 * h * k1[j];
-      const State k2 = rhs(t + 0.5 * h, y);
-      for (int j = 0; j < kN; ++j) y[j] = q[j] + 0.5 * h * k2[j];
-      const State k3 = rhs(t + 0.5 * h, y);
-      for (int j = 0; j < kN; ++j) y[j] = q[j] + h * k3[j];
-      const State k4 = rhs(t + h, y);
-      for (int j = 0; j < kN; ++j) q[j] += h / 6 * (k1[j] + 2 * k2[j] + 2 * k3[j] + k4[j]);
-      t += h;
-    }
+  // h = 0.5 / 1000 between the samples every 0.5 s.
+  const auto ref =
+      rk4_reference_samples(rhs, 0.0, 5.0, kPositions, r.samples, /*steps_per_sample=*/1000);
+  double err = 0;
+  for (int k = 1; k < r.samples; ++k) {
+    const State& q = ref[std::size_t(k)];
     for (int j = 0; j < kN; ++j) err = std::max(err, std::abs(r.traj_q_at(0, k, j) - q[j]));
   }
   std::printf("swarm: max |q_UK - q_reduced| over [0, 5] = %.3g\n", err);

@@ -7,40 +7,21 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
 
 using Model = models::TwoRodPendulum;
 const double kDefaults[] = {1.0, 1.0, 10.0, 1.0};  // L1, L2, g, m
+using namespace ukes::testing;
 
-TEST(TwoRodPendulumModel, CatalogueMetadata) {
-  const ModelInfo* info = find_model("two_rod_pendulum");
-  ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->n, 3);
-  EXPECT_EQ(info->position_rows, 2);
-  EXPECT_EQ(info->velocity_rows, 0);
-  EXPECT_FALSE(info->nonideal);
-  const std::vector<std::string> names = {"L1", "L2", "g", "m"};
-  ASSERT_EQ(info->params.size(), names.size());
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    EXPECT_EQ(std::string(info->params[k].name), names[k]);
-    EXPECT_EQ(info->params[k].value, kDefaults[k]);
-    EXPECT_FALSE(info->params[k].structural);
-  }
-  EXPECT_EQ(info->coordinates, (std::vector<std::string>{"x", "y", "z"}));
-  EXPECT_EQ(info->t_end, 3.0);
-  EXPECT_EQ(info->gains.alpha, 0.0);
-  EXPECT_EQ(info->gains.beta, 0.0);
-}
-
+// The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 TEST(TwoRodPendulumModel, DefaultInitialCondition) {
   const ModelInfo* info = find_model("two_rod_pendulum");
   ASSERT_NE(info, nullptr);
@@ -53,25 +34,20 @@ TEST(TwoRodPendulumModel, InitialStateIsConsistentForOtherRodLengths) {
     const double p[] = {lengths[0], lengths[1], 10.0, 1.0};
     Vec<double, 3> q, qd;
     Model::initial_state(p, q, qd);
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
-    for (int r = 0; r < 2; ++r) {
-      EXPECT_NEAR(f.value[r], 0.0, 1e-14);
-      EXPECT_NEAR(f.rate[r], 0.0, 1e-14);
-    }
+    EXPECT_TRUE(on_constraint_set<Model>(q, qd, 0.0, p, 1e-14, 1e-14));
     EXPECT_EQ(qd[1], 4.0);
   }
 }
 
 TEST(TwoRodPendulumModel, ConstraintFormMatchesReference) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(5);
   for (int trial = 0; trial < 20; ++trial) {
-    const double L1 = 1.0 + 0.5 * u(rng), L2 = 1.0 + 0.5 * u(rng);
+    const double L1 = 1.0 + 0.5 * u(), L2 = 1.0 + 0.5 * u();
     const double p[] = {L1, L2, 10.0, 1.0};
     Vec<double, 3> q, qd;
     for (int j = 0; j < 3; ++j) {
-      q[j] = u(rng);
-      qd[j] = 3.0 * u(rng);
+      q[j] = u();
+      qd[j] = 3.0 * u();
     }
     const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
     // Reference (rows halved): A = [[x, y, z], [x - L1, y, z - L2]], b = -|qd|^2 [1, 1].
@@ -89,12 +65,11 @@ TEST(TwoRodPendulumModel, ConstraintFormMatchesReference) {
 // (1/2, 0, 1/2) and radius 1/sqrt(2) in the plane x + z = 1; admissible velocities are along the
 // cross product of the two rows of A.
 TEST(TwoRodPendulumModel, UkAccelerationMatchesThesisEq78) {
-  std::mt19937 rng(17);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  UniformRandom u(17);
   const double g = 10.0;
   double worst = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    const double ang = 3.14159265358979323846 * u(rng);
+    const double ang = 3.14159265358979323846 * u();
     Vec<double, 3> q, qd;
     q[0] = 0.5 + 0.5 * std::cos(ang);
     q[1] = std::sin(ang) / std::sqrt(2.0);
@@ -102,7 +77,7 @@ TEST(TwoRodPendulumModel, UkAccelerationMatchesThesisEq78) {
     const double r1[3] = {q[0], q[1], q[2]}, r2[3] = {q[0] - 1, q[1], q[2] - 1};
     const double n[3] = {r1[1] * r2[2] - r1[2] * r2[1], r1[2] * r2[0] - r1[0] * r2[2],
                          r1[0] * r2[1] - r1[1] * r2[0]};
-    const double speed = 5.0 * u(rng);
+    const double speed = 5.0 * u();
     for (int j = 0; j < 3; ++j) qd[j] = speed * n[j];
     const auto f = constraint_form<Model, double>(q, qd, 0.0, kDefaults);
     ASSERT_LT(std::abs(f.value[0]) + std::abs(f.value[1]), 1e-14);
@@ -128,19 +103,12 @@ TEST(TwoRodPendulumModel, UkAccelerationMatchesThesisEq78) {
 // Must hold: the motion leaves the plane z = 0. Energy (1/2 m |v|^2 - m g x = 8 - 10 = -2) bounds
 // the swing: the bob turns where x = 0.2, i.e. (on the plane x + z = 1) at z = 0.8.
 TEST(TwoRodPendulumModel, MotionLeavesThePlaneZEqualsZero) {
-  const ModelInfo* info = find_model("two_rod_pendulum");
-  ASSERT_NE(info, nullptr);
-  const Batch batch = Batch::defaults(*info, 1);
-  EnsembleSettings s = EnsembleSettings::for_model(*info);
-  s.method = Method::kDopri5;
-  s.rtol = s.atol = 1e-10;
-  s.samples = 3001;
-  BatchResults r;
-  run_ensemble_cpu(batch, s, r, {0});
-  ASSERT_EQ(r.status[0], 0);
+  const SystemRun run = run_default_system("two_rod_pendulum", Method::kDopri5, 1e-10, 3001);
+  ASSERT_TRUE(ran_to_end(run));
+  const BatchResults& r = run.results;
   ASSERT_EQ(r.t[0], 3.0);
   double zmax = 0, energy_err = 0, plane_err = 0;
-  for (int k = 0; k < s.samples; ++k) {
+  for (int k = 0; k < r.samples; ++k) {
     const double x = r.traj_q_at(0, k, 0), z = r.traj_q_at(0, k, 2);
     double v2 = 0;
     for (int j = 0; j < 3; ++j) v2 += r.traj_qd_at(0, k, j) * r.traj_qd_at(0, k, j);

@@ -8,9 +8,8 @@ cd "$(dirname "$0")/.."
 build="${1:-build}"
 
 scripts/install-deps.sh
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_BUILD_TESTS=OFF \
-  -DUKES_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target ukes
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j "$(nproc)" --target ukes  # only what the runner needs
 
 mkdir -p demo-out
 "$build/ukes" run client/examples/scara_montecarlo.json \

@@ -7,6 +7,7 @@ build="${1:-build}"
 
 scripts/install-deps.sh
 jobs="$(nproc)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_BUILD_TESTS=ON \
+  -DUKES_BUILD_BENCHMARKS=ON
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "service/runspec/initial_state.hpp"
 
@@ -121,6 +122,21 @@ bool get_bool(const json& j, const std::string& path) {
 std::string get_string(const json& j, const std::string& path) {
   if (!j.is_string()) fail(path, "must be a string, got " + kind_of(j));
   return j.get<std::string>();
+}
+
+// One of a fixed set of names, e.g. "rk4" | "dopri5"; `what` names the kind in the message.
+template <class E>
+E get_choice(const json& j, const std::string& path, const char* what,
+             std::initializer_list<std::pair<std::string_view, E>> choices) {
+  const std::string name = get_string(j, path);
+  std::string expected;
+  std::size_t k = 0;
+  for (const auto& [text, value] : choices) {
+    if (name == text) return value;
+    expected += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
+    ++k;
+  }
+  fail(path, "unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
 }
 
 // An integer in [lo, hi]; integral floating-point values (1e6) are accepted.
@@ -298,16 +314,9 @@ SweepSpec parse_sweep(const json& j, const ModelInfo& m) {
     }
   }
   if (const json* sampler = find(j, "sampler")) {
-    const std::string name = get_string(*sampler, "sweep.sampler");
-    if (name == "random") {
-      s.sampler = Sampler::kRandom;
-    } else if (name == "lhs") {
-      s.sampler = Sampler::kLhs;
-    } else if (name == "sobol") {
-      s.sampler = Sampler::kSobol;
-    } else {
-      fail("sweep.sampler", "unknown sampler '" + name + "' (expected random, lhs or sobol)");
-    }
+    s.sampler = get_choice<Sampler>(
+        *sampler, "sweep.sampler", "sampler",
+        {{"random", Sampler::kRandom}, {"lhs", Sampler::kLhs}, {"sobol", Sampler::kSobol}});
   }
   if (const json* vary = find(j, "vary")) {
     require_object(*vary, "sweep.vary");
@@ -459,14 +468,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     require_object(*in, "integrator");
     check_keys(*in, "integrator", {"method", "t0", "t_end", "dt", "rtol", "atol", "max_steps"});
     if (const json* v = find(*in, "method")) {
-      const std::string name = get_string(*v, "integrator.method");
-      if (name == "rk4") {
-        s.method = Method::kRk4;
-      } else if (name == "dopri5") {
-        s.method = Method::kDopri5;
-      } else {
-        fail("integrator.method", "unknown method '" + name + "' (expected rk4 or dopri5)");
-      }
+      s.method = get_choice<Method>(*v, "integrator.method", "method",
+                                    {{"rk4", Method::kRk4}, {"dopri5", Method::kDopri5}});
     }
     if (const json* v = find(*in, "t0")) s.t0 = get_number(*v, "integrator.t0");
     if (const json* v = find(*in, "t_end")) s.t_end = get_number(*v, "integrator.t_end");
@@ -516,26 +519,13 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
 
   // ---- precision and device
   if (const json* v = find(spec, "precision")) {
-    const std::string name = get_string(*v, "precision");
-    if (name == "fp64") {
-      s.precision = Precision::kFp64;
-    } else if (name == "fp32") {
-      s.precision = Precision::kFp32;
-    } else {
-      fail("precision", "unknown precision '" + name + "' (expected fp64 or fp32)");
-    }
+    s.precision = get_choice<Precision>(*v, "precision", "precision",
+                                        {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});
   }
   if (const json* v = find(spec, "device")) {
-    const std::string name = get_string(*v, "device");
-    if (name == "auto") {
-      rs.device = Device::kAuto;
-    } else if (name == "cpu") {
-      rs.device = Device::kCpu;
-    } else if (name == "gpu") {
-      rs.device = Device::kGpu;
-    } else {
-      fail("device", "unknown device '" + name + "' (expected auto, cpu or gpu)");
-    }
+    rs.device =
+        get_choice<Device>(*v, "device", "device",
+                           {{"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"gpu", Device::kGpu}});
   }
   if (rs.device == Device::kGpu && !options.gpu_available)
     fail("device", "gpu requested but this build has no GPU backend (use auto or cpu)");

@@ -23,23 +23,37 @@ class SystemKernel {
   static constexpr int kMp = Model::kPositionRows;
   static constexpr int kR = kResidualSlots<Model>;
   using State = Vec<T, kD>;
-  using Eval = DynamicsEval<Model, T>;
+  static constexpr int kM = kRows<Model>;
+
+  // What statistics and trajectories need from an evaluation: not A and b, so that a stage's
+  // matrices die with it instead of occupying registers for the whole step.
+  struct Observation {
+    Vec<T, kM> value;  // phi, psi
+    Vec<T, kM> rate;   // phid
+    Vec<T, kN> Qc;
+    T inconsistency;
+    T rhs_norm;
+    T conditioning;
+    bool mass_ok;
+  };
 
   // x' = (qd, qdd); remembers the last evaluation for observation, and whether some evaluation
   // at a finite state found M not positive definite (why a trial step failed).
   struct Rhs {
     const T* p;
     DynamicsSettings<T> settings;
-    Eval last;
+    Observation last;
     bool mass_failed = false;
     UKES_HD void operator()(T t, const State& x, State& dx) {
       Vec<T, kN> q, qd;
       split(x, q, qd);
-      last = evaluate_dynamics<Model, T>(q, qd, t, p, settings);
-      if (!last.mass_ok && all_finite(x)) mass_failed = true;
+      const DynamicsEval<Model, T> e = evaluate_dynamics<Model, T>(q, qd, t, p, settings);
+      last = {e.form.value, e.form.rate,    e.Qc,     e.inconsistency,
+              e.rhs_norm,   e.conditioning, e.mass_ok};
+      if (!e.mass_ok && all_finite(x)) mass_failed = true;
       for (int j = 0; j < kN; ++j) {
         dx[j] = qd[j];
-        dx[kN + j] = last.mass_ok ? last.qdd[j] : T(NAN);
+        dx[kN + j] = e.mass_ok ? e.qdd[j] : T(NAN);
       }
     }
   };
@@ -65,7 +79,7 @@ class SystemKernel {
     projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
     projection_.max_iterations = 10;
     projection_.rank_rtol =
-        s.dynamics.rank_rtol < T(0) ? default_rank_rtol<T>(kRows<Model>, kN) : s.dynamics.rank_rtol;
+        s.dynamics.rank_rtol < T(0) ? default_rank_rtol<T>(kM, kN) : s.dynamics.rank_rtol;
     inconsistency_tol_ =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
   }
@@ -191,7 +205,7 @@ class SystemKernel {
     h0 = min_of(h0, s_.t_end - t);
     State y, k1;
     for (int j = 0; j < kD; ++j) y[j] = x[j] + h0 * k[j];
-    const Eval keep = f.last;
+    const Observation keep = f.last;
     f(t + h0, y, k1);
     f.last = keep;
     T d2 = T(0);
@@ -206,7 +220,7 @@ class SystemKernel {
   }
 
   UKES_HD void observe(const Rhs& f, const State& x, int sample) {
-    const Eval& e = f.last;
+    const Observation& e = f.last;
     if (!all_finite(x)) {
       status_ = failure_status(f, true);
     } else if (!e.mass_ok) {
@@ -215,11 +229,11 @@ class SystemKernel {
       conditioning_ = e.conditioning;
     }
     for (int r = 0; r < kMp; ++r) {
-      residual_max_[r] = max_of(residual_max_[r], abs(e.form.value[r]));
-      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.form.rate[r]));
+      residual_max_[r] = max_of(residual_max_[r], abs(e.value[r]));
+      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.rate[r]));
     }
-    for (int r = kMp; r < kRows<Model>; ++r) {
-      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.form.value[r]));
+    for (int r = kMp; r < kM; ++r) {
+      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.value[r]));
     }
     force_max_ = max_of(force_max_, norm2(e.Qc));
     inconsistency_max_ = max_of(inconsistency_max_, e.inconsistency);
@@ -227,7 +241,7 @@ class SystemKernel {
     if (sample >= 0 && slot_ >= 0) record(e, x, sample);
   }
 
-  UKES_HD void record(const Eval& e, const State& x, int sample) {
+  UKES_HD void record(const Observation& e, const State& x, int sample) {
     const long base = (static_cast<long>(slot_) * s_.samples + sample);
     for (int j = 0; j < kN; ++j) {
       out_.traj_q[base * kN + j] = double(x[j]);
@@ -235,11 +249,11 @@ class SystemKernel {
       out_.traj_force[base * kN + j] = double(e.Qc[j]);
     }
     for (int r = 0; r < kMp; ++r) {
-      out_.traj_residual[base * kR + r] = double(e.form.value[r]);
-      out_.traj_residual[base * kR + kMp + r] = double(e.form.rate[r]);
+      out_.traj_residual[base * kR + r] = double(e.value[r]);
+      out_.traj_residual[base * kR + kMp + r] = double(e.rate[r]);
     }
-    for (int r = kMp; r < kRows<Model>; ++r) {
-      out_.traj_residual[base * kR + kMp + r] = double(e.form.value[r]);
+    for (int r = kMp; r < kM; ++r) {
+      out_.traj_residual[base * kR + kMp + r] = double(e.value[r]);
     }
   }
 

@@ -4,22 +4,21 @@
 // For rows linear in q (positions) and affine in qd (velocities) the least-change point has a
 // closed form, q* = q - M^-1 A^T (A M^-1 A^T)^-1 phi(q), computed here with Eigen; for a circle
 // with isotropic M it is the radial projection L q / |q|.
+#include "kernels/integrators/projection.hpp"
+
 #include <gtest/gtest.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Warray-bounds"  // GCC 12 false positive inside Eigen
-#endif
-#include <Eigen/Dense>
 #include <cmath>
 #include <random>
 
-#include "kernels/integrators/projection.hpp"
+#include "support/eigen_interop.hpp"
 
 namespace ukes {
 namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using namespace ukes::testing;
 
 // n = 4, constant SPD mass matrix (diagonally dominant), rows:
 //   phi0 = q0 + 2 q1 - q3 - 0.5 t - d     phi1 = q1 - q2 + 3 q3 - 1
@@ -90,13 +89,6 @@ struct Contradiction {
   template <class S, class T>
   static void velocity_rows(const Vec<S, kN>&, const Vec<S, kN>&, S, const T*, S*) {}
 };
-
-template <class T, int N>
-VectorXd to_eigen(const Vec<T, N>& v) {
-  VectorXd e(N);
-  for (int i = 0; i < N; ++i) e(i) = double(v[i]);
-  return e;
-}
 
 MatrixXd mass_of_linear_rows() {
   MatrixXd M(4, 4);

@@ -1,53 +1,19 @@
 // Cholesky factorization and the triangular solves built on it (kernels/linalg/cholesky.hpp),
 // checked against the definition L L^T = M and against Eigen's dense solvers.
+#include "kernels/linalg/cholesky.hpp"
+
 #include <gtest/gtest.h>
 
-// GCC 12 reports a false -Warray-bounds inside Eigen's vectorized copies of 1-element dynamic
-// vectors (GCC bug 106247 family); Eigen is only the test's reference, so silence it here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-#include <Eigen/Dense>
 #include <cmath>
 #include <limits>
 #include <random>
 
-#include "kernels/linalg/cholesky.hpp"
+#include "support/eigen_interop.hpp"
 
 namespace ukes {
 namespace {
 
-template <class T, int R, int C>
-Eigen::MatrixXd to_eigen(const Mat<T, R, C>& A) {
-  Eigen::MatrixXd E(R, C);
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) E(i, j) = double(A(i, j));
-  return E;
-}
-
-template <class T, int N>
-Eigen::VectorXd to_eigen(const Vec<T, N>& v) {
-  Eigen::VectorXd E(N);
-  for (int i = 0; i < N; ++i) E(i) = double(v[i]);
-  return E;
-}
-
-template <class T, int R, int C>
-Mat<T, R, C> from_eigen(const Eigen::MatrixXd& E) {
-  Mat<T, R, C> A;
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) A(i, j) = T(E(i, j));
-  return A;
-}
-
-// Random SPD matrix B B^T + shift I with B Gaussian: condition number of order (shift + n) / shift.
-Eigen::MatrixXd random_spd(int n, double shift, std::mt19937_64& rng) {
-  std::normal_distribution<double> g(0.0, 1.0);
-  Eigen::MatrixXd B(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) B(i, j) = g(rng);
-  return B * B.transpose() + shift * Eigen::MatrixXd::Identity(n, n);
-}
+using namespace ukes::testing;
 
 Eigen::VectorXd random_vector(int n, std::mt19937_64& rng) {
   std::normal_distribution<double> g(0.0, 1.0);

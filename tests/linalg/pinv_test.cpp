@@ -12,14 +12,10 @@
 //    relative threshold;
 //  - the M-weighted inverse G = L^-T (A L^-T)^+ of Udwadia & Kalaba, "On constrained motion"
 //    (eq. 13a-d): A G A = A, G A G = G, (A G)^T = A G, (M G A)^T = M G A.
+#include "kernels/linalg/pinv.hpp"
+
 #include <gtest/gtest.h>
 
-// GCC 12 reports a false -Warray-bounds inside Eigen's vectorized copies of 1-element dynamic
-// vectors (GCC bug 106247 family); Eigen is only the test's reference, so silence it here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -27,34 +23,12 @@
 #include <string>
 
 #include "kernels/linalg/cholesky.hpp"
-#include "kernels/linalg/pinv.hpp"
+#include "support/eigen_interop.hpp"
 
 namespace ukes {
 namespace {
 
-template <class T, int R, int C>
-Eigen::MatrixXd to_eigen(const Mat<T, R, C>& A) {
-  Eigen::MatrixXd E(R, C);
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) E(i, j) = double(A(i, j));
-  return E;
-}
-
-template <class T, int R, int C>
-Mat<T, R, C> from_eigen(const Eigen::MatrixXd& E) {
-  Mat<T, R, C> A;
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) A(i, j) = T(E(i, j));
-  return A;
-}
-
-Eigen::MatrixXd gaussian(int r, int c, std::mt19937_64& rng) {
-  std::normal_distribution<double> g(0.0, 1.0);
-  Eigen::MatrixXd E(r, c);
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j < c; ++j) E(i, j) = g(rng);
-  return E;
-}
+using namespace ukes::testing;
 
 // Small integers: products of these are exact in float and double, so a constructed rank is the
 // exact rank of the stored matrix.

@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/uk/constraint_form.hpp"
 #include "kernels/uk/dynamics.hpp"
+#include "support/eigen_interop.hpp"
 #include "support/model_test_support.hpp"
 
 namespace ukes {
@@ -67,13 +67,6 @@ Vec9 applied_force(const Params& p) {
 
 double energy(const Params& p, const Vec9& q, const Vec9& qd) {
   return 0.5 * qd.dot(mass_matrix(p) * qd) + p[7] * (p[4] * q[1] + p[5] * q[4] + p[6] * q[7]);
-}
-
-template <class V>
-Vec9 to_eigen(const V& v) {
-  Vec9 e;
-  for (int j = 0; j < 9; ++j) e[j] = v[j];
-  return e;
 }
 
 // The catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.

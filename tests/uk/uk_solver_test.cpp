@@ -8,65 +8,24 @@
 //    is the ideal UK solution for the applied force Q + C, so equals the KKT solution with Q + C;
 //    the ideal and non-ideal constraint forces are M^-1-orthogonal, and the total constraint force
 //    does virtual work w^T C on every w with A w = 0.
+#include "kernels/uk/uk_solver.hpp"
+
 #include <gtest/gtest.h>
 
-// GCC 12 reports a false -Warray-bounds inside Eigen's vectorized copies of 1-element dynamic
-// vectors; Eigen is only the test's reference, so silence it here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-#include <Eigen/Dense>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 
-#include "kernels/uk/uk_solver.hpp"
+#include "support/eigen_interop.hpp"
 
 namespace ukes {
 namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+using namespace ukes::testing;
 
-template <class T, int R, int C>
-MatrixXd to_eigen(const Mat<T, R, C>& A) {
-  MatrixXd E(R, C);
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) E(i, j) = double(A(i, j));
-  return E;
-}
-template <class T, int N>
-VectorXd to_eigen(const Vec<T, N>& v) {
-  VectorXd E(N);
-  for (int i = 0; i < N; ++i) E(i) = double(v[i]);
-  return E;
-}
-template <class T, int R, int C>
-Mat<T, R, C> to_mat(const MatrixXd& E) {
-  Mat<T, R, C> A = Mat<T, R, C>::zero();
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) A(i, j) = T(E(i, j));
-  return A;
-}
-template <class T, int N>
-Vec<T, N> to_vec(const VectorXd& E) {
-  Vec<T, N> v = Vec<T, N>::zero();
-  for (int i = 0; i < N; ++i) v[i] = T(E(i));
-  return v;
-}
-
-MatrixXd gaussian(int r, int c, std::mt19937_64& rng) {
-  std::normal_distribution<double> g(0.0, 1.0);
-  MatrixXd E(r, c);
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j < c; ++j) E(i, j) = g(rng);
-  return E;
-}
-MatrixXd random_spd(int n, std::mt19937_64& rng) {
-  const MatrixXd B = gaussian(n, n, rng);
-  return B * B.transpose() + MatrixXd::Identity(n, n);
-}
 // Rank-k r x c matrix with singular values in [1, 3].
 MatrixXd with_rank(int r, int c, int k, std::mt19937_64& rng) {
   if (k == 0) return MatrixXd::Zero(r, c);
@@ -142,9 +101,9 @@ void check_full_row_rank(std::uint64_t seed, double tol) {
   SCOPED_TRACE("n=" + std::to_string(N) + " m=" + std::to_string(Mr));
   std::mt19937_64 rng(seed);
   for (int trial = 0; trial < 5; ++trial) {
-    const Mat<T, N, N> M = to_mat<T, N, N>(random_spd(N, rng));
+    const Mat<T, N, N> M = from_eigen<T, N, N>(random_spd(N, rng));
     const Vec<T, N> Q = to_vec<T, N>(gaussian(N, 1, rng));
-    const Mat<T, Mr, N> A = to_mat<T, Mr, N>(with_rank(Mr, N, Mr, rng));
+    const Mat<T, Mr, N> A = from_eigen<T, Mr, N>(with_rank(Mr, N, Mr, rng));
     const Vec<T, Mr> b = to_vec<T, Mr>(gaussian(Mr, 1, rng));
     const auto s = uk_solve(M, Q, A, b, NoNonIdealForce{});
     ASSERT_TRUE(s.mass_ok);
@@ -202,9 +161,9 @@ void check_rank_deficient(int rank, std::uint64_t seed, double tol) {
                " rank=" + std::to_string(rank));
   std::mt19937_64 rng(seed);
   for (int trial = 0; trial < 5; ++trial) {
-    const Mat<T, N, N> M = to_mat<T, N, N>(random_spd(N, rng));
+    const Mat<T, N, N> M = from_eigen<T, N, N>(random_spd(N, rng));
     const Vec<T, N> Q = to_vec<T, N>(gaussian(N, 1, rng));
-    const Mat<T, Mr, N> A = to_mat<T, Mr, N>(with_rank(Mr, N, rank, rng));
+    const Mat<T, Mr, N> A = from_eigen<T, Mr, N>(with_rank(Mr, N, rank, rng));
     const MatrixXd Ae = to_eigen(A);
     const Vec<T, Mr> b = to_vec<T, Mr>(Ae * gaussian(N, 1, rng));  // consistent
     const VectorXd be = to_eigen(b);
@@ -246,7 +205,7 @@ void check_duplicated_rows(double tol) {
   constexpr int n = 6, m = 3;
   std::mt19937_64 rng(21);
   for (int trial = 0; trial < 5; ++trial) {
-    const Mat<T, n, n> M = to_mat<T, n, n>(random_spd(n, rng));
+    const Mat<T, n, n> M = from_eigen<T, n, n>(random_spd(n, rng));
     const Vec<T, n> Q = to_vec<T, n>(gaussian(n, 1, rng));
     const MatrixXd Ae = with_rank(m, n, m, rng);
     const VectorXd be = gaussian(m, 1, rng);
@@ -254,9 +213,9 @@ void check_duplicated_rows(double tol) {
     A2 << Ae, Ae.row(1), Ae.row(1);  // row 1 twice more
     VectorXd b2(m + 2);
     b2 << be, be(1), be(1);
-    const auto s1 = uk_solve(M, Q, to_mat<T, m, n>(Ae), to_vec<T, m>(be), NoNonIdealForce{});
+    const auto s1 = uk_solve(M, Q, from_eigen<T, m, n>(Ae), to_vec<T, m>(be), NoNonIdealForce{});
     const auto s2 =
-        uk_solve(M, Q, to_mat<T, m + 2, n>(A2), to_vec<T, m + 2>(b2), NoNonIdealForce{});
+        uk_solve(M, Q, from_eigen<T, m + 2, n>(A2), to_vec<T, m + 2>(b2), NoNonIdealForce{});
     EXPECT_EQ(s2.rank, m);
     EXPECT_LE(rel(to_eigen(s2.qdd), to_eigen(s1.qdd)), tol);
     EXPECT_LE(rel(to_eigen(s2.Qc_ideal), to_eigen(s1.Qc_ideal)), tol);
@@ -273,7 +232,7 @@ TEST(UkSolve, ZeroRows) {
   constexpr int n = 4;
   std::mt19937_64 rng(31);
   const MatrixXd Me = random_spd(n, rng);
-  const Mat<double, n, n> M = to_mat<double, n, n>(Me);
+  const Mat<double, n, n> M = from_eigen<double, n, n>(Me);
   const Vec<double, n> Q = to_vec<double, n>(gaussian(n, 1, rng));
   const VectorXd a = Me.ldlt().solve(to_eigen(Q));
 
@@ -295,9 +254,9 @@ TEST(UkSolve, ZeroRows) {
   VectorXd b2(3);
   b2 << b1(0), 0.0, b1(1);
   const auto s1 =
-      uk_solve(M, Q, to_mat<double, 2, n>(A1), to_vec<double, 2>(b1), NoNonIdealForce{});
+      uk_solve(M, Q, from_eigen<double, 2, n>(A1), to_vec<double, 2>(b1), NoNonIdealForce{});
   const auto s2 =
-      uk_solve(M, Q, to_mat<double, 3, n>(A2), to_vec<double, 3>(b2), NoNonIdealForce{});
+      uk_solve(M, Q, from_eigen<double, 3, n>(A2), to_vec<double, 3>(b2), NoNonIdealForce{});
   EXPECT_EQ(s2.rank, 2);
   EXPECT_LE(rel(to_eigen(s2.qdd), to_eigen(s1.qdd)), 1e-13);
   EXPECT_LE(s2.inconsistency, 1e-13);
@@ -383,7 +342,7 @@ struct FrictionLike {
 template <class T, int N, int Mr, class F>
 void check_nonideal(const MatrixXd& Me, const VectorXd& Qe, const MatrixXd& Ae, const VectorXd& be,
                     const F& force, double tol) {
-  const auto s = uk_solve(to_mat<T, N, N>(Me), to_vec<T, N>(Qe), to_mat<T, Mr, N>(Ae),
+  const auto s = uk_solve(from_eigen<T, N, N>(Me), to_vec<T, N>(Qe), from_eigen<T, Mr, N>(Ae),
                           to_vec<T, Mr>(be), force);
   ASSERT_TRUE(s.mass_ok);
   const VectorXd qdd = to_eigen(s.qdd), a = to_eigen(s.a), Qi = to_eigen(s.Qc_ideal),

@@ -1,27 +1,69 @@
 // The subcommands of the `ukes` command-line client.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ukes::cli {
 
 // Exit codes.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // the run or writing its files failed
+inline constexpr int kExitFailure = 1;  // the run failed, or the server could not be reached
 inline constexpr int kExitUsage = 2;    // bad command line or bad spec
 
 // `ukes models [--json]`
 int models_command(bool json);
 
 struct RunOptions {
-  std::string spec;  // path, or "-" for stdin
-  std::string out;   // results JSON ("" = none)
-  std::string h5;    // trajectories HDF5 ("" = none)
-  int threads = 0;   // <= 0: all hardware threads
-  std::string server;
+  std::string spec;        // path, or "-" for stdin
+  std::string out;         // results JSON ("" = none)
+  std::string h5;          // trajectories HDF5 ("" = none)
+  int threads = 0;         // <= 0: all hardware threads (in-process only)
+  std::string server;      // "" = run in-process
+  std::int64_t count = 0;  // > 0: replaces sweep.count
 };
 
-// `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--server HOST:PORT]`
+// `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--count N]
+//               [--server HOST:PORT]`
 int run_command(const RunOptions& options);
+// `ukes run --server`: the same run on a server (remote_commands.cpp).
+int run_on_server(const RunOptions& options);
+
+// Reads the spec document from `path` ("-": standard input) and, when `count` > 0, replaces its
+// sweep.count. On failure prints why and returns kExitUsage; kExitOk otherwise.
+int load_spec_text(const std::string& path, std::int64_t count, std::string& text);
+
+// UKES_SERVER from the environment, else 127.0.0.1:50051.
+std::string default_server();
+
+struct SubmitOptions {
+  std::string spec;
+  std::string server;
+  std::int64_t count = 0;  // > 0: replaces sweep.count
+  double timeout_s = 0;    // 0: no limit
+  bool no_summaries = false;
+};
+
+// `ukes submit SPEC [--server] [--count N] [--timeout S] [--no-summaries]`: prints the job id.
+int submit_command(const SubmitOptions& options);
+
+struct AttachOptions {
+  std::string job_id;
+  std::string server;
+  std::string out;
+  std::string h5;
+};
+
+// `ukes attach JOB_ID [--server] [--out] [--h5]`: follows a job's results from the start.
+int attach_command(const AttachOptions& options);
+
+// `ukes status JOB_ID [--server] [--json]`
+int status_command(const std::string& job_id, const std::string& server, bool json);
+
+// `ukes cancel JOB_ID [--server]`
+int cancel_command(const std::string& job_id, const std::string& server);
+
+// `ukes info [--server] [--json]`
+int info_command(const std::string& server, bool json);
 
 }  // namespace ukes::cli

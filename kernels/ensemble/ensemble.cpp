@@ -142,9 +142,11 @@ void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResult
   const auto start = std::chrono::steady_clock::now();
   const bool found = dispatch_model(batch.model->name, [&]<class M>() {
     if (s.precision == Precision::kFp64) {
-      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads);
+      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads,
+                               s.cancel);
     } else {
-      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads);
+      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads,
+                              s.cancel);
     }
   });
   if (!found) throw std::invalid_argument("unknown model: " + batch.model->name);

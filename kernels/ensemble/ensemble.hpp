@@ -2,6 +2,7 @@
 // entry point that runs a batch on a backend. Backends see only the views of batch_layout.hpp.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct EnsembleSettings {
   bool projection = false;
   int samples = 2;  // K uniform sample times, t0 and t_end included
   int threads = 0;  // CPU threads; <= 0: all hardware threads
+  // When set and it becomes true, the run stops early (systems not reached keep zero results).
+  const std::atomic<bool>* cancel = nullptr;
 
   // Defaults of a model: its end time and Baumgarte gains.
   static EnsembleSettings for_model(const ModelInfo& m);

@@ -500,14 +500,6 @@ TEST_F(CliTest, LimitsAreReportedDistinctly) {
   EXPECT_TRUE(out_files().empty());
 }
 
-TEST_F(CliTest, ServerIsNotAvailableYet) {
-  write_file(base() / "spec.json", R"({"model": "duffing"})");
-  const Result r = ukes("run spec.json --server localhost:50051 --out out/results.json");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("not available in this build yet"), std::string::npos) << r.err;
-  EXPECT_TRUE(out_files().empty());
-}
-
 TEST_F(CliTest, UnwritableOutputLeavesNothingBehind) {
   write_file(base() / "spec.json", R"({"model": "duffing", "output": {"trajectories": "all"}})");
   const Result r = ukes("run spec.json --out out/results.json --h5 out/missing/traj.h5");

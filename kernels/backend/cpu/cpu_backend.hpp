@@ -4,14 +4,18 @@
 // only on its own inputs, so the output is bit-identical whatever the thread count or schedule.
 #pragma once
 
+#include <atomic>
+
 #include "kernels/ensemble/run_settings.hpp"
 
 namespace ukes {
 
-// threads <= 0: one per hardware thread.
+// threads <= 0: one per hardware thread. Once *cancel is true no further system is started (one
+// already being integrated runs to its end); systems not reached are left as they were.
 template <class Model, class T>
 void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads);
+                   const BatchOutputView& out, int threads,
+                   const std::atomic<bool>* cancel = nullptr);
 
 int default_cpu_threads();
 

@@ -14,7 +14,7 @@ namespace ukes {
 
 template <class Model, class T>
 void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads) {
+                   const BatchOutputView& out, int threads, const std::atomic<bool>* cancel) {
   constexpr int kChunk = 16;
   const int count = in.count;
   if (threads <= 0) threads = default_cpu_threads();
@@ -25,7 +25,10 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
       const int begin = next.fetch_add(kChunk);
       if (begin >= count) return;
       const int end = std::min(count, begin + kChunk);
-      for (int i = begin; i < end; ++i) SystemKernel<Model, T>::run(in, settings, i, out);
+      for (int i = begin; i < end; ++i) {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return;
+        SystemKernel<Model, T>::run(in, settings, i, out);
+      }
     }
   };
   if (threads == 1) {

@@ -1,0 +1,154 @@
+// End-to-end cost of the service: a 100,000-system duffing run through a real ukes-server on
+// loopback against the same run in-process (ratio of wall times), and the streaming throughput of
+// trajectory data over loopback (MB/s of protocol payload, raw and decoded by the client).
+//
+//   build/benchmarks/bench_service [--systems N] [--repetitions R]
+//
+// Prints a Markdown table. The server runs with the same CPU thread count as the in-process run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/backend/cpu/cpu_backend.hpp"
+#include "service/engine/engine.hpp"
+#include "service/protocol/result_assembler.hpp"
+#include "service/runspec/run_spec.hpp"
+#include "service/runspec/spec_text.hpp"
+#include "tests/support/server_process.hpp"
+#include "ukes/v1/ukes.grpc.pb.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string duffing_spec(int systems) {
+  return R"({"model": "duffing",
+    "sweep": {"count": )" +
+         std::to_string(systems) + R"(, "seed": 7,
+              "vary": {"params.m1": {"uniform": [1.5, 2.5]}, "q0[0]": {"normal": [1.0, 0.01]}}},
+    "integrator": {"method": "rk4", "t_end": 0.2, "dt": 0.001}})";
+}
+
+std::string trajectory_spec() {
+  return R"({"model": "duffing",
+    "sweep": {"count": 2000, "seed": 3, "vary": {"params.m1": {"uniform": [1.5, 2.5]}}},
+    "integrator": {"method": "rk4", "t_end": 2.0, "dt": 0.001},
+    "output": {"samples": 2001, "trajectories": "all"}})";
+}
+
+struct StreamStats {
+  double seconds = 0;
+  double bytes = 0;
+  ukes::v1::JobState state = ukes::v1::JOB_STATE_UNSPECIFIED;
+  std::string job_id;
+};
+
+// Reads a stream to its end; `assemble` also decodes every chunk into result arrays.
+template <class Reader>
+StreamStats drain(Reader& reader, bool assemble, Clock::time_point t0) {
+  StreamStats s;
+  ukes::ResultAssembler assembler;
+  ukes::v1::StreamJobResultsResponse chunk;
+  while (reader->Read(&chunk)) {
+    s.bytes += static_cast<double>(chunk.ByteSizeLong());
+    if (chunk.has_header()) s.job_id = chunk.header().job_id();
+    if (chunk.has_end()) s.state = chunk.end().state();
+    if (assemble) assembler.add(chunk);
+  }
+  s.seconds = seconds_since(t0);
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) {
+    std::fprintf(stderr, "stream failed: %s\n", status.error_message().c_str());
+    std::exit(1);
+  }
+  return s;
+}
+
+StreamStats simulate(ukes::v1::UkesService::Stub& stub, const std::string& spec, bool assemble) {
+  ukes::v1::SimulateRequest request;
+  request.mutable_job()->set_spec_json(spec);
+  grpc::ClientContext context;
+  const auto t0 = Clock::now();
+  auto reader = stub.Simulate(&context, request);
+  return drain(reader, assemble, t0);
+}
+
+StreamStats replay(ukes::v1::UkesService::Stub& stub, const std::string& job_id, bool assemble) {
+  ukes::v1::StreamJobResultsRequest request;
+  request.set_job_id(job_id);
+  grpc::ClientContext context;
+  const auto t0 = Clock::now();
+  auto reader = stub.StreamJobResults(&context, request);
+  return drain(reader, assemble, t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int systems = 100000, repetitions = 3;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    if (std::strcmp(argv[k], "--systems") == 0) systems = std::atoi(argv[k + 1]);
+    if (std::strcmp(argv[k], "--repetitions") == 0) repetitions = std::atoi(argv[k + 1]);
+  }
+  const int threads = ukes::default_cpu_threads();
+  ukes::testing::ServerProcess server({"--threads", std::to_string(threads)});
+  auto stub = ukes::v1::UkesService::NewStub(server.channel());
+
+  // 1. The same duffing sweep in-process and through the server.
+  const std::string spec_text = duffing_spec(systems);
+  std::vector<double> in_process, via_server;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto t0 = Clock::now();
+    const ukes::RunSpec spec = ukes::parse_run_spec(ukes::parse_spec_text(spec_text));
+    const ukes::RunOutcome out = ukes::execute(spec, {.threads = threads});
+    in_process.push_back(seconds_since(t0));
+    const StreamStats s = simulate(*stub, spec_text, /*assemble=*/true);
+    if (s.state != ukes::v1::JOB_STATE_SUCCEEDED) return 1;
+    via_server.push_back(s.seconds);
+    if (out.statistics.ok != systems) return 1;
+  }
+
+  // 2. Trajectory streaming: the job runs once, then its finished log is replayed.
+  const StreamStats live = simulate(*stub, trajectory_spec(), /*assemble=*/false);
+  std::vector<double> raw, decoded;
+  double bytes = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    const StreamStats a = replay(*stub, live.job_id, false);
+    const StreamStats b = replay(*stub, live.job_id, true);
+    raw.push_back(a.bytes / a.seconds / 1e6);
+    decoded.push_back(b.bytes / b.seconds / 1e6);
+    bytes = a.bytes;
+  }
+
+  const double t_in = median(in_process), t_srv = median(via_server);
+  std::printf("| measurement | value |\n| --- | --- |\n");
+  std::printf(
+      "| duffing, %d systems, RK4 200 steps, in-process (parse + run + statistics) | %.3f s |\n",
+      systems, t_in);
+  std::printf(
+      "| same through ukes-server on loopback (submit to last chunk, client decodes) | %.3f s |\n",
+      t_srv);
+  std::printf("| ratio server / in-process | %.3f |\n", t_srv / t_in);
+  std::printf("| trajectory job: 2000 systems x 2001 samples, all fields | %.1f MB of chunks |\n",
+              bytes / 1e6);
+  std::printf(
+      "| trajectory stream over loopback, raw (live run: %.2f s incl. compute) | %.0f MB/s |\n",
+      live.seconds, median(raw));
+  std::printf("| trajectory stream over loopback, decoded into result arrays | %.0f MB/s |\n",
+              median(decoded));
+  std::printf("\n%d CPU threads, median of %d repetitions.\n", threads, repetitions);
+  return 0;
+}

@@ -1,0 +1,62 @@
+// Talking to a ukes-server: the channel, what a failed call means for the user, and following a
+// job's result stream to its end (resuming it when the connection breaks) with a progress bar.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "client/summary.hpp"
+#include "service/protocol/job_state.hpp"
+#include "ukes/v1/ukes.grpc.pb.h"
+
+namespace ukes::cli {
+
+// A channel to HOST:PORT that accepts result chunks up to 64 MiB.
+std::shared_ptr<grpc::Channel> make_channel(const std::string& server);
+
+// "UNAVAILABLE", "INVALID_ARGUMENT", ...
+const char* status_code_name(grpc::StatusCode code);
+
+// Prints why a call failed and returns the exit code: spec errors and limits are the user's
+// (kExitUsage), an unreachable server and other errors are failures (kExitFailure).
+int report_rpc_error(const grpc::Status& status, const std::string& server);
+
+// "4096 / 100000 systems (4.1%), 1.23e+06 system-steps/s, ETA 12 s" (rate and ETA when known).
+std::string progress_text(const v1::Progress& progress);
+
+// Progress on standard error: on a terminal a bar redrawn in place at most ~10 times a second;
+// otherwise (a log file, a pipe) a plain line every few seconds.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool interactive) : interactive_(interactive) {}
+  ~ProgressBar() { clear(); }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void show(const v1::Progress& progress);
+  // Erases the bar (before any other message, and at the end).
+  void clear();
+
+ private:
+  bool interactive_;
+  std::size_t drawn_ = 0;  // characters on the line now
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+using ResultReader = grpc::ClientReaderInterface<v1::StreamJobResultsResponse>;
+// Opens the first stream of a job's results (Simulate, or StreamJobResults from the start).
+using StreamOpener =
+    std::function<std::unique_ptr<ResultReader>(v1::UkesService::Stub&, grpc::ClientContext&)>;
+
+// Follows a job's results from the stream `open` starts to the job's end, resuming with
+// StreamJobResults after transient breaks. A job that succeeds is summarized on standard output
+// and its files are written; returns the exit code.
+int follow_job(v1::UkesService::Stub& stub, const std::string& server, const StreamOpener& open,
+               const ResultFiles& files);
+
+}  // namespace ukes::cli

@@ -1,0 +1,191 @@
+// The subcommands that talk to a ukes-server: `run --server`, submit, attach, status, cancel, info.
+#include <google/protobuf/util/json_util.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "client/commands.hpp"
+#include "client/remote.hpp"
+#include "service/results/atomic_file.hpp"
+
+namespace ukes::cli {
+
+namespace {
+
+// Unary calls answer at once; a server that does not is reported rather than waited on forever.
+constexpr std::chrono::seconds kCallDeadline{60};
+
+void set_deadline(grpc::ClientContext& context) {
+  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+}
+
+std::unique_ptr<v1::UkesService::Stub> connect(const std::string& server) {
+  return v1::UkesService::NewStub(make_channel(server));
+}
+
+// Fails before a long run when a result could not be written.
+int check_result_files(const ResultFiles& files) {
+  if (!files.out.empty() && files.out == files.h5) {
+    std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", files.out.c_str());
+    return kExitUsage;
+  }
+  try {
+    if (!files.out.empty()) check_writable(files.out);
+    if (!files.h5.empty()) check_writable(files.h5);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes: %s\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+int print_json(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(message, &text, options).ok()) {
+    std::fprintf(stderr, "ukes: cannot print the answer as JSON\n");
+    return kExitFailure;
+  }
+  std::fputs(text.c_str(), stdout);
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
+  return kExitOk;
+}
+
+// "job j-1 running: 4096 / 100000 systems (4.1%), 1.23e+06 system-steps/s, ETA 12 s"
+std::string status_line(const v1::GetJobResponse& job) {
+  std::string line = "job " + job.job_id() + " " + job_state_name(job.state());
+  if (job.state() == v1::JOB_STATE_QUEUED && job.queue_position() > 0)
+    line += " (queue position " + std::to_string(job.queue_position()) + ")";
+  line += ": " + progress_text(job.progress());
+  const bool ended = is_final(job.state());
+  if (ended && job.progress().elapsed_s() > 0) {
+    char elapsed[64];
+    std::snprintf(elapsed, sizeof elapsed, ", elapsed %.3g s", job.progress().elapsed_s());
+    line += elapsed;
+  }
+  if (!job.message().empty()) line += " (" + job.message() + ")";
+  return line;
+}
+
+void print_server_info(const std::string& server, const v1::GetServerInfoResponse& info) {
+  std::string backends;
+  for (const auto& b : info.backends()) backends += (backends.empty() ? "" : ", ") + b;
+  std::printf("server %s: ukes %s\n", server.c_str(), info.version().c_str());
+  std::printf("backends: %s (default %s)\n", backends.c_str(), info.default_backend().c_str());
+  std::printf("threads per job: %d\n", info.cpu_threads());
+  std::printf("limits per job: %lld systems, %lld samples, %.6g MiB of trajectories\n",
+              static_cast<long long>(info.max_systems()),
+              static_cast<long long>(info.max_samples()),
+              static_cast<double>(info.max_trajectory_bytes()) / (1024.0 * 1024.0));
+  std::printf("jobs: %d running (at most %d), %d queued (at most %d)\n", info.running_jobs(),
+              info.max_concurrent_jobs(), info.queued_jobs(), info.max_queued_jobs());
+}
+
+}  // namespace
+
+std::string default_server() {
+  const char* env = std::getenv("UKES_SERVER");
+  return env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+}
+
+int run_on_server(const RunOptions& options) {
+  if (options.threads > 0) {
+    std::fprintf(stderr, "ukes: --threads cannot be used with --server (the server decides)\n");
+    return kExitUsage;
+  }
+  const ResultFiles files{options.out, options.h5};
+  std::string text;
+  if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
+  if (const int rc = check_result_files(files); rc != kExitOk) return rc;
+
+  v1::SimulateRequest request;
+  request.mutable_job()->set_spec_json(text);
+  const auto stub = connect(options.server);
+  return follow_job(
+      *stub, options.server,
+      [&request](v1::UkesService::Stub& s, grpc::ClientContext& context) {
+        return std::unique_ptr<ResultReader>(s.Simulate(&context, request));
+      },
+      files);
+}
+
+int submit_command(const SubmitOptions& options) {
+  std::string text;
+  if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
+  v1::SubmitJobRequest request;
+  request.set_spec_json(text);
+  request.set_timeout_s(options.timeout_s);
+  if (options.no_summaries) request.set_system_summaries(false);
+
+  const auto stub = connect(options.server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::SubmitJobResponse response;
+  const grpc::Status status = stub->SubmitJob(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, options.server);
+  std::printf("%s\n", response.job_id().c_str());
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+int attach_command(const AttachOptions& options) {
+  const ResultFiles files{options.out, options.h5};
+  if (const int rc = check_result_files(files); rc != kExitOk) return rc;
+  v1::StreamJobResultsRequest request;
+  request.set_job_id(options.job_id);
+  const auto stub = connect(options.server);
+  return follow_job(
+      *stub, options.server,
+      [&request](v1::UkesService::Stub& s, grpc::ClientContext& context) {
+        return std::unique_ptr<ResultReader>(s.StreamJobResults(&context, request));
+      },
+      files);
+}
+
+int status_command(const std::string& job_id, const std::string& server, bool json) {
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::GetJobResponse response;
+  const grpc::Status status = stub->GetJob(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  if (json) return print_json(response);
+  std::printf("%s\n", status_line(response).c_str());
+  return kExitOk;
+}
+
+int cancel_command(const std::string& job_id, const std::string& server) {
+  v1::CancelJobRequest request;
+  request.set_job_id(job_id);
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::CancelJobResponse response;
+  const grpc::Status status = stub->CancelJob(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  const bool stopping = response.state() == v1::JOB_STATE_RUNNING;
+  std::printf("job %s: %s%s\n", job_id.c_str(), job_state_name(response.state()),
+              stopping ? " (cancel requested: it stops shortly)" : "");
+  return kExitOk;
+}
+
+int info_command(const std::string& server, bool json) {
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::GetServerInfoResponse response;
+  const grpc::Status status = stub->GetServerInfo(&context, v1::GetServerInfoRequest{}, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  if (json) return print_json(response);
+  print_server_info(server, response);
+  return kExitOk;
+}
+
+}  // namespace ukes::cli

@@ -1,0 +1,155 @@
+#include "service/protocol/result_assembler.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "service/protocol/result_chunks.hpp"
+#include "service/runspec/spec_text.hpp"
+
+namespace ukes {
+
+namespace {
+
+[[noreturn]] void bad_chunk(std::int64_t sequence, const std::string& why) {
+  throw std::runtime_error("result chunk " + std::to_string(sequence) + ": " + why);
+}
+
+// Copies samples of one field from a chunk laid out [system][sample][component].
+void copy_samples(const google::protobuf::RepeatedField<double>& src, std::size_t src_offset,
+                  std::vector<double>& dst, std::size_t dst_offset, std::size_t len) {
+  std::copy(src.begin() + static_cast<std::ptrdiff_t>(src_offset),
+            src.begin() + static_cast<std::ptrdiff_t>(src_offset + len),
+            dst.begin() + static_cast<std::ptrdiff_t>(dst_offset));
+}
+
+}  // namespace
+
+void ResultAssembler::add(const v1::StreamJobResultsResponse& chunk) {
+  if (finished_) bad_chunk(chunk.sequence(), "arrived after the end of the job");
+  if (chunk.sequence() != last_sequence_ + 1)
+    bad_chunk(chunk.sequence(), "expected sequence " + std::to_string(last_sequence_ + 1));
+  if (!has_header() && !chunk.has_header()) bad_chunk(chunk.sequence(), "expected the header");
+  switch (chunk.payload_case()) {
+    case v1::StreamJobResultsResponse::kHeader:
+      if (has_header()) bad_chunk(chunk.sequence(), "a second header");
+      on_header(chunk.header());
+      break;
+    case v1::StreamJobResultsResponse::kProgress:
+      progress_ = chunk.progress();
+      break;
+    case v1::StreamJobResultsResponse::kSummaries:
+      try {
+        on_summaries(chunk.summaries());
+      } catch (const std::runtime_error& e) {
+        bad_chunk(chunk.sequence(), e.what());
+      }
+      break;
+    case v1::StreamJobResultsResponse::kTrajectory:
+      try {
+        on_trajectory(chunk.trajectory());
+      } catch (const std::runtime_error& e) {
+        bad_chunk(chunk.sequence(), e.what());
+      }
+      break;
+    case v1::StreamJobResultsResponse::kStatistics:
+      outcome_.statistics = statistics_from_proto(chunk.statistics());
+      has_statistics_ = true;
+      break;
+    case v1::StreamJobResultsResponse::kEnd:
+      end_ = chunk.end();
+      outcome_.elapsed_s = end_.elapsed_s();
+      outcome_.results.elapsed_s = end_.elapsed_s();
+      finished_ = true;
+      break;
+    case v1::StreamJobResultsResponse::PAYLOAD_NOT_SET:
+      bad_chunk(chunk.sequence(), "no payload");
+  }
+  last_sequence_ = chunk.sequence();
+}
+
+void ResultAssembler::on_header(const v1::JobHeader& h) {
+  header_ = h;
+  // The server validated the spec against its own limits; here it only has to be rebuilt.
+  ParseOptions options;
+  options.gpu_available = true;
+  options.limits.max_systems = std::numeric_limits<std::int32_t>::max();
+  options.limits.max_samples = std::numeric_limits<std::int32_t>::max();
+  options.limits.max_trajectory_bytes = std::numeric_limits<std::int64_t>::max();
+  RunSpec spec = parse_run_spec(parse_spec_text(h.spec_json()), options);
+  if (spec.batch.count != h.count()) throw std::runtime_error("header: count does not match spec");
+  const std::vector<std::int32_t> ids(h.trajectory_ids().begin(), h.trajectory_ids().end());
+  outcome_.results.allocate(spec.batch, spec.settings.samples, ids);
+  outcome_.results.backend = h.backend();
+  outcome_.backend = h.backend();
+  outcome_.threads = h.threads();
+  spec_ = std::move(spec);
+}
+
+void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
+  BatchResults& r = outcome_.results;
+  const int n = r.n, slots = r.residual_slots;
+  const auto c = static_cast<std::size_t>(s.count());
+  if (s.first_id() < 0 || s.count() < 0 || s.first_id() + s.count() > r.count)
+    throw std::runtime_error("summaries outside the batch");
+  if (static_cast<std::size_t>(s.status_size()) != c || static_cast<std::size_t>(s.t_size()) != c ||
+      static_cast<std::size_t>(s.q_size()) != c * n ||
+      static_cast<std::size_t>(s.qd_size()) != c * n ||
+      static_cast<std::size_t>(s.residual_max_size()) != c * slots ||
+      static_cast<std::size_t>(s.force_max_size()) != c ||
+      static_cast<std::size_t>(s.inconsistency_max_size()) != c ||
+      static_cast<std::size_t>(s.steps_size()) != c ||
+      static_cast<std::size_t>(s.rejected_size()) != c)
+    throw std::runtime_error("summary arrays do not match count");
+  for (int k = 0; k < s.count(); ++k) {
+    const int i = s.first_id() + k;
+    const auto ku = static_cast<std::size_t>(k);
+    r.status[i] = status_from_proto(s.status(k));
+    r.t[i] = s.t(k);
+    for (int j = 0; j < n; ++j) {
+      r.q[static_cast<std::size_t>(j) * r.count + i] = s.q(static_cast<int>(ku * n + j));
+      r.qd[static_cast<std::size_t>(j) * r.count + i] = s.qd(static_cast<int>(ku * n + j));
+    }
+    for (int q = 0; q < slots; ++q)
+      r.residual_max[static_cast<std::size_t>(q) * r.count + i] =
+          s.residual_max(static_cast<int>(ku * slots + q));
+    r.force_max[i] = s.force_max(k);
+    r.inconsistency_max[i] = s.inconsistency_max(k);
+    r.steps[i] = s.steps(k);
+    r.rejected[i] = s.rejected(k);
+  }
+  systems_received_ += s.count();
+}
+
+void ResultAssembler::on_trajectory(const v1::TrajectoryChunk& c) {
+  BatchResults& r = outcome_.results;
+  const int n = r.n, slots = r.residual_slots, K = r.samples;
+  if (c.sample_begin() < 0 || c.sample_count() < 0 || c.sample_begin() + c.sample_count() > K)
+    throw std::runtime_error("trajectory samples outside 0.." + std::to_string(K - 1));
+  const auto systems = static_cast<std::size_t>(c.system_ids_size());
+  const auto len = static_cast<std::size_t>(c.sample_count());
+  const auto check = [&](int size, int width, const char* field) {
+    if (size != 0 && static_cast<std::size_t>(size) != systems * len * width)
+      throw std::runtime_error(std::string("trajectory field ") + field + " has the wrong size");
+  };
+  check(c.q_size(), n, "q");
+  check(c.qd_size(), n, "qd");
+  check(c.force_size(), n, "force");
+  check(c.residual_size(), slots, "residual");
+  for (std::size_t s = 0; s < systems; ++s) {
+    const int id = c.system_ids(static_cast<int>(s));
+    if (id < 0 || id >= r.count || r.traj_slot[id] < 0)
+      throw std::runtime_error("trajectory of system " + std::to_string(id) +
+                               ", which is not recorded");
+    const auto slot = static_cast<std::size_t>(r.traj_slot[id]);
+    const auto dst = slot * K + static_cast<std::size_t>(c.sample_begin());
+    const auto src = s * len;
+    if (c.q_size() > 0) copy_samples(c.q(), src * n, r.traj_q, dst * n, len * n);
+    if (c.qd_size() > 0) copy_samples(c.qd(), src * n, r.traj_qd, dst * n, len * n);
+    if (c.force_size() > 0) copy_samples(c.force(), src * n, r.traj_force, dst * n, len * n);
+    if (c.residual_size() > 0)
+      copy_samples(c.residual(), src * slots, r.traj_residual, dst * slots, len * slots);
+  }
+}
+
+}  // namespace ukes

@@ -1,0 +1,185 @@
+#include "service/server/job_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+
+#include "kernels/ensemble/statistics.hpp"
+#include "service/protocol/model_proto.hpp"
+#include "service/protocol/result_chunks.hpp"
+#include "service/server/log.hpp"
+
+namespace ukes::server {
+
+namespace {
+
+// Systems [begin, end) of `batch` as a batch of their own (structure of arrays, so each component
+// row is sliced).
+Batch slice(const Batch& batch, int begin, int end) {
+  Batch part;
+  part.model = batch.model;
+  part.count = end - begin;
+  const auto take = [&](const std::vector<double>& src, std::vector<double>& dst) {
+    const std::size_t rows = batch.count > 0 ? src.size() / batch.count : 0;
+    dst.resize(rows * part.count);
+    for (std::size_t r = 0; r < rows; ++r)
+      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r * batch.count + begin),
+                src.begin() + static_cast<std::ptrdiff_t>(r * batch.count + end),
+                dst.begin() + static_cast<std::ptrdiff_t>(r * part.count));
+  };
+  take(batch.params, part.params);
+  take(batch.q0, part.q0);
+  take(batch.qd0, part.qd0);
+  return part;
+}
+
+// Copies the final values of `part` (systems offset .. offset + part.count - 1) into `all`.
+void copy_finals(const BatchResults& part, int offset, BatchResults& all) {
+  const auto rows = [&](const std::vector<double>& src, std::vector<double>& dst, int width) {
+    for (int r = 0; r < width; ++r)
+      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r) * part.count,
+                src.begin() + static_cast<std::ptrdiff_t>(r + 1) * part.count,
+                dst.begin() + static_cast<std::ptrdiff_t>(r) * all.count + offset);
+  };
+  rows(part.q, all.q, part.n);
+  rows(part.qd, all.qd, part.n);
+  rows(part.residual_max, all.residual_max, part.residual_slots);
+  rows(part.t, all.t, 1);
+  rows(part.force_max, all.force_max, 1);
+  rows(part.inconsistency_max, all.inconsistency_max, 1);
+  std::copy(part.status.begin(), part.status.end(), all.status.begin() + offset);
+  std::copy(part.steps.begin(), part.steps.end(), all.steps.begin() + offset);
+  std::copy(part.rejected.begin(), part.rejected.end(), all.rejected.begin() + offset);
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+void publish_header(Job& job, const std::string& backend) {
+  const RunSpec& spec = job.spec();
+  ResultLog::Chunk chunk;
+  v1::JobHeader* h = chunk.mutable_header();
+  h->set_job_id(job.id());
+  model_to_proto(*spec.model, h->mutable_model());
+  h->set_spec_json(job.spec_json());
+  h->set_count(spec.batch.count);
+  h->set_backend(backend);
+  h->set_precision(precision_name(spec.settings.precision));
+  h->set_method(method_name(spec.settings.method));
+  for (double t : sample_times(spec.settings)) h->add_sample_times(t);
+  for (auto id : spec.output.trajectory_ids) h->add_trajectory_ids(id);
+  const OutputSpec& o = spec.output;
+  const std::pair<bool, std::string> fields[] = {
+      {o.q, "q"}, {o.qd, "qd"}, {o.residual, "residual"}, {o.force, "force"}};
+  for (const auto& [on, name] : fields)
+    if (on) h->add_fields(name);
+  h->set_residual_slots(spec.model->residual_slots());
+  h->set_system_summaries(job.system_summaries());
+  h->set_threads(job.threads());
+  job.publish(std::move(chunk));
+}
+
+void run_job(Job& job, double chunk_target_s) {
+  const RunSpec& spec = job.spec();
+  const int count = spec.batch.count;
+  const auto start = Clock::now();
+  job.set_running();
+  log_event(LogLevel::kInfo, "job_started",
+            {{"job", job.id()}, {"model", spec.model->name}, {"systems", count}});
+
+  std::int64_t steps_total = 0;
+  int done = 0;
+  try {
+    BatchResults all;
+    all.allocate(spec.batch, spec.settings.samples, {});
+    EnsembleSettings settings = spec.settings;
+    settings.threads = job.threads();
+    settings.cancel = &job.cancel_flag();
+    // Start small so the first progress report comes quickly, then aim at chunk_target_s.
+    int chunk = std::max(16, 16 * job.threads());
+    while (done < count && !job.cancel_flag().load()) {
+      if (job.timeout_s() > 0 && seconds_since(start) > job.timeout_s()) {
+        job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);
+        break;
+      }
+      const int end = static_cast<int>(std::min<std::int64_t>(count, std::int64_t{done} + chunk));
+      std::vector<std::int32_t> local_ids;
+      for (auto id : spec.output.trajectory_ids)
+        if (id >= done && id < end) local_ids.push_back(id - done);
+      const Batch part_batch = slice(spec.batch, done, end);
+      BatchResults part;
+      const auto chunk_start = Clock::now();
+      run_ensemble_cpu(part_batch, settings, part, local_ids);
+      if (job.cancel_flag().load()) break;  // this chunk may be incomplete: drop it
+      const double chunk_s = seconds_since(chunk_start);
+
+      copy_finals(part, done, all);
+      for (auto s : part.steps) steps_total += s;
+      if (job.system_summaries())
+        for (auto& c : summary_chunks(part, done)) {
+          ResultLog::Chunk out;
+          *out.mutable_summaries() = std::move(c);
+          job.publish(std::move(out));
+        }
+      for (auto& c : trajectory_chunks(part, done, spec.output)) {
+        ResultLog::Chunk out;
+        *out.mutable_trajectory() = std::move(c);
+        job.publish(std::move(out));
+      }
+      done = end;
+
+      const double elapsed = seconds_since(start);
+      ResultLog::Chunk out;
+      v1::Progress* p = out.mutable_progress();
+      p->set_systems_done(done);
+      p->set_systems_total(count);
+      p->set_steps_done(steps_total);
+      p->set_elapsed_s(elapsed);
+      p->set_system_steps_per_s(elapsed > 0 ? static_cast<double>(steps_total) / elapsed : 0.0);
+      p->set_eta_s(done > 0 ? elapsed * (count - done) / done : -1.0);
+      job.set_progress(*p);
+      job.publish(std::move(out));
+
+      const int threads_chunk = 16 * std::max(1, job.threads());
+      const double scale = chunk_s > 1e-6 ? chunk_target_s / chunk_s : 4.0;
+      chunk = static_cast<int>(
+          std::clamp(chunk * std::min(scale, 4.0), double(threads_chunk), double(1 << 20)));
+    }
+    if (done == count && !job.cancel_flag().load()) {
+      ResultLog::Chunk out;
+      statistics_to_proto(ensemble_statistics(all), out.mutable_statistics());
+      job.publish(std::move(out));
+      const double elapsed = seconds_since(start);
+      job.end(v1::JOB_STATE_SUCCEEDED, "", elapsed, steps_total);
+      log_event(LogLevel::kInfo, "job_succeeded",
+                {{"job", job.id()},
+                 {"systems", count},
+                 {"elapsed_s", elapsed},
+                 {"steps", steps_total},
+                 {"memory_bytes", job.log().memory_bytes()},
+                 {"spilled_bytes", job.log().spilled_bytes()}});
+      return;
+    }
+    const v1::JobState reason = job.cancel_reason();
+    std::string message = reason == v1::JOB_STATE_DEADLINE_EXCEEDED ? "timeout" : "cancelled";
+    message.append(" after ").append(std::to_string(done));
+    message.append(" of ").append(std::to_string(count)).append(" systems");
+    job.end(reason, message, seconds_since(start), steps_total);
+    log_event(LogLevel::kInfo, "job_stopped",
+              {{"job", job.id()}, {"state", job_state_name(reason)}, {"systems_done", done}});
+  } catch (const std::exception& e) {
+    log_event(LogLevel::kError, "job_failed", {{"job", job.id()}, {"error", e.what()}});
+    try {
+      job.end(v1::JOB_STATE_FAILED, e.what(), seconds_since(start), steps_total);
+    } catch (const std::exception& e2) {
+      // Even the end chunk could not be stored (spill failure): end without it.
+      log_event(LogLevel::kError, "job_end_lost", {{"job", job.id()}, {"error", e2.what()}});
+    }
+  }
+}
+
+}  // namespace ukes::server

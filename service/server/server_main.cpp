@@ -1,0 +1,170 @@
+// ukes-server: the ukes.v1 gRPC service. Listens on loopback unless told otherwise; health checking
+// (grpc.health.v1) and server reflection are on; logs are JSON lines on stderr. SIGINT / SIGTERM
+// stop it gracefully: streams get a moment to finish, running jobs are cancelled.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "service/engine/version.hpp"
+#include "service/server/job_manager.hpp"
+#include "service/server/log.hpp"
+#include "service/server/ukes_service.hpp"
+
+namespace {
+
+using ukes::server::log_event;
+using ukes::server::LogLevel;
+
+// Writes the port to `path` atomically (readers never see a partial file).
+void write_port_file(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << port << "\n";
+    if (!out) throw std::runtime_error("cannot write port file " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ukes::server::ServerOptions o;
+  CLI::App app{"ukes-server: ensembles of constrained mechanical systems over gRPC (ukes.v1)",
+               "ukes-server"};
+  app.set_version_flag("--version", std::string("ukes-server ") + ukes::version());
+  std::string device = "auto";
+  double memory_mb = static_cast<double>(o.memory_budget_bytes >> 20);
+  double max_trajectory_mb = static_cast<double>(o.limits.max_trajectory_bytes >> 20);
+  double max_request_mb = static_cast<double>(o.max_request_bytes >> 20);
+  app.add_option("--listen", o.listen, "Address to listen on (default: loopback only)")
+      ->capture_default_str();
+  app.add_option("--port", o.port, "Port (0: any free port, see --port-file)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--port-file", o.port_file, "Write the bound port here once listening");
+  app.add_option("--data-dir", o.data_dir,
+                 "Directory for results beyond the memory budget (default: a private temporary "
+                 "directory, removed at exit)");
+  app.add_option("--memory-budget-mb", memory_mb, "Results held in memory, all jobs together")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-systems", o.limits.max_systems, "Most systems in one job")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{2147483647}))
+      ->capture_default_str();
+  app.add_option("--max-samples", o.limits.max_samples, "Most output samples per system")
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{2147483647}))
+      ->capture_default_str();
+  app.add_option("--max-trajectory-mb", max_trajectory_mb, "Most trajectory data in one job")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-request-mb", max_request_mb, "Largest request message")
+      ->check(CLI::Range(1.0, 2047.0))
+      ->capture_default_str();
+  app.add_option("--max-concurrent-jobs", o.max_concurrent_jobs, "Jobs running at once")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--max-queued-jobs", o.max_queued_jobs, "Jobs waiting at most")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads per running job (default: all)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--device", device, "Backend: auto, cpu or gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  app.add_option("--result-ttl-s", o.result_ttl_s, "Finished jobs are dropped this long after")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--fetched-ttl-s", o.fetched_ttl_s,
+                 "... or this long after a client received their last chunk")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.memory_budget_bytes = static_cast<std::int64_t>(memory_mb * (1 << 20));
+  o.limits.max_trajectory_bytes = static_cast<std::int64_t>(max_trajectory_mb * (1 << 20));
+  o.max_request_bytes = static_cast<std::int64_t>(max_request_mb * (1 << 20));
+  if (device == "gpu") {
+    std::fprintf(stderr,
+                 "ukes-server: --device gpu: this build has no GPU backend (use auto or cpu)\n");
+    return 2;
+  }
+  if (device == "auto")
+    log_event(LogLevel::kInfo, "backend",
+              {{"backend", "cpu"}, {"reason", "this build has no GPU backend"}});
+  o.device = device == "cpu" ? ukes::Device::kCpu : ukes::Device::kAuto;
+
+  // Signals are taken by one thread with sigwait; every other thread inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<ukes::server::JobManager> jobs;
+  try {
+    jobs = std::make_unique<ukes::server::JobManager>(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes-server: %s\n", e.what());
+    return 1;
+  }
+  ukes::server::UkesService service(*jobs);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string address =
+      (o.listen.find(':') != std::string::npos ? "[" + o.listen + "]" : o.listen) + ":" +
+      std::to_string(o.port);
+  int bound_port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_request_bytes));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    std::fprintf(stderr, "ukes-server: cannot listen on %s\n", address.c_str());
+    return 1;
+  }
+  server->GetHealthCheckService()->SetServingStatus("ukes.v1.UkesService", true);
+  try {
+    if (!o.port_file.empty()) write_port_file(o.port_file, bound_port);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes-server: %s\n", e.what());
+    server->Shutdown();
+    return 1;
+  }
+  log_event(LogLevel::kInfo, "listening",
+            {{"address", o.listen},
+             {"port", bound_port},
+             {"version", ukes::version()},
+             {"data_dir", jobs->data_dir()},
+             {"threads_per_job", jobs->threads_per_job()},
+             {"max_concurrent_jobs", o.max_concurrent_jobs},
+             {"memory_budget_bytes", o.memory_budget_bytes}});
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    log_event(LogLevel::kInfo, "stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+    server->GetHealthCheckService()->Shutdown();
+    jobs->shutdown();  // running jobs end cancelled; their streams see the JobEnd
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  });
+  server->Wait();
+  waiter.join();
+  log_event(LogLevel::kInfo, "stopped");
+  return 0;
+}

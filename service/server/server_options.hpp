@@ -1,0 +1,29 @@
+// Configuration of ukes-server (set from its command-line flags).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "service/runspec/run_spec.hpp"
+
+namespace ukes::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1";  // loopback unless told otherwise
+  int port = 50051;                  // 0: any free port (see port_file)
+  std::string port_file;             // written with the bound port once the server listens
+  // Where results beyond the memory budget are spilled; empty: a private temporary directory.
+  std::string data_dir;
+  std::int64_t memory_budget_bytes = std::int64_t{1} << 30;  // results held in memory, all jobs
+  SpecLimits limits;
+  std::int64_t max_request_bytes = std::int64_t{256} << 20;
+  int max_concurrent_jobs = 2;
+  int max_queued_jobs = 64;
+  int threads = 0;  // CPU threads per running job; <= 0: one per hardware thread
+  Device device = Device::kAuto;
+  double result_ttl_s = 3600.0;  // finished jobs are dropped this long after they end ...
+  double fetched_ttl_s = 300.0;  // ... or this long after a client received the last chunk
+  double chunk_target_s = 0.25;  // engine work between progress reports, in seconds
+};
+
+}  // namespace ukes::server

@@ -3,7 +3,7 @@
 # and runs a Monte Carlo sweep of SCARA robots tracking a helix against it (randomized payload mass,
 # perturbed and assembled initial joint angles, Baumgarte stabilized): progress while it runs, then
 # a summary table (percentiles of the tracking error |phi| and of the constraint force) and the
-# result files in demo-out/. The sweep's size follows the server's backend (CPU: 1000 robots).
+# result files in demo-out/. The sweep's size follows the server's backend (CPU: 4000 robots).
 # Usage: scripts/demo.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ done
 server="127.0.0.1:$(cat "$run_dir/port")"
 echo "ukes-server listening on $server (log: demo-out/server.log)"
 
-count=1000  # about 5 s of integration on 2 CPU cores
+count=4000  # about 20 s of integration on 2 CPU cores
 if "$build/ukes" info --server "$server" --json | grep -q '"gpu"'; then count=100000; fi
 
 "$build/ukes" run client/examples/scara_montecarlo.json --server "$server" --count "$count" \

@@ -88,7 +88,7 @@ UKES_HD ConstraintForm<Model, T> constraint_form(const Vec<T, Model::kN>& q,
 // b with Baumgarte terms.
 template <class Model, class T>
 UKES_HD Vec<T, kRows<Model>> stabilized_rhs(const ConstraintForm<Model, T>& f, T alpha, T beta) {
-  Vec<T, kRows<Model>> bs;
+  auto bs = Vec<T, kRows<Model>>::zero();  // zero rows: the placeholder slot is defined too
   for (int r = 0; r < Model::kPositionRows; ++r)
     bs[r] = f.b[r] - alpha * f.rate[r] - beta * f.value[r];
   for (int r = Model::kPositionRows; r < kRows<Model>; ++r) bs[r] = f.b[r] - alpha * f.value[r];

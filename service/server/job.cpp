@@ -14,6 +14,13 @@ Job::Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s,
       threads_(threads),
       log_(spill_path, budget) {}
 
+void Job::release_inputs() {
+  Batch& b = spec_.batch;
+  b.params = {};
+  b.q0 = {};
+  b.qd0 = {};
+}
+
 void Job::publish(ResultLog::Chunk chunk) {
   log_.append(std::move(chunk));
   notify();

@@ -32,6 +32,10 @@ class Job {
   int threads() const { return threads_; }
   const ResultLog& log() const { return log_; }
 
+  // Frees the systems' inputs (parameters, initial conditions) once nothing will run them again;
+  // the header's spec_json still describes them. Called by whoever took the job off the queue.
+  void release_inputs();
+
   // Appends a chunk and wakes every listener.
   void publish(ResultLog::Chunk chunk);
 
@@ -68,7 +72,7 @@ class Job {
   void notify();
 
   const std::string id_;
-  const RunSpec spec_;
+  RunSpec spec_;  // inputs released once the job has run
   const std::string spec_json_;
   const double timeout_s_;
   const bool system_summaries_;

@@ -120,7 +120,10 @@ v1::JobState JobManager::cancel(Job& job) {
     }
   }
   job.request_cancel(v1::JOB_STATE_CANCELLED);
-  if (was_queued) job.end(v1::JOB_STATE_CANCELLED, "cancelled before it started", 0.0, 0);
+  if (was_queued) {
+    job.end(v1::JOB_STATE_CANCELLED, "cancelled before it started", 0.0, 0);
+    job.release_inputs();  // no worker will see it
+  }
   log_event(LogLevel::kInfo, "job_cancel_requested",
             {{"job", job.id()}, {"was_queued", was_queued}});
   return job.state();
@@ -155,6 +158,7 @@ void JobManager::worker_loop() {
       ++running_;
     }
     if (!job->ended()) run_job(*job, options_.chunk_target_s);
+    job->release_inputs();
     const std::lock_guard lock(mu_);
     --running_;
   }

@@ -28,49 +28,23 @@
 
 #include "service/engine/version.hpp"
 #include "support/server_process.hpp"
+#include "tests/client/cli_support.hpp"
 #include "ukes/v1/ukes.grpc.pb.h"
 
 namespace ukes {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace cli_test;
 using json = nlohmann::json;
 using testing::ServerProcess;
 using Clock = std::chrono::steady_clock;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::string example(const char* name) {
   return quoted(std::string(UKES_SOURCE_DIR) + "/client/examples/" + name);
 }
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
 // ------------------------------------------------------------------ HDF5 read-back
-
-struct H5File {
-  explicit H5File(const std::string& path)
-      : id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)) {}
-  ~H5File() {
-    if (id >= 0) H5Fclose(id);
-  }
-  hid_t id;
-};
 
 // The dataset's values as doubles (integers convert exactly at these sizes); empty when absent.
 std::vector<double> read_dataset(hid_t file, const char* name) {
@@ -269,28 +243,14 @@ class RemoteCliTest : public ::testing::Test {
   fs::path base() const { return base_; }
   fs::path out() const { return base_ / "out"; }
 
-  // `env` ("NAME=VALUE ...") is added to the environment of `ukes`.
-  std::string command_line(const std::string& args, const std::string& tag,
-                           const std::string& env = "") const {
-    return "cd " + quoted(base_.string()) + " && exec env " + env + " " +
-           quoted(std::string(UKES_BINARY_DIR) + "/ukes") + " " + args + " > " +
-           quoted((base_ / (tag + ".out")).string()) + " 2> " +
-           quoted((base_ / (tag + ".err")).string()) + " < /dev/null";
-  }
-
-  // Runs `ukes ARGS` to its end.
+  // Runs `ukes ARGS` to its end; `env` ("NAME=VALUE ...") is added to its environment.
   Result ukes(const std::string& args, const std::string& env = "") const {
-    const int status = std::system(command_line(args, "ukes", env).c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(base_ / "ukes.out");
-    r.err = read_file(base_ / "ukes.err");
-    return r;
+    return run_ukes(base_, args, env);
   }
 
   // Starts `ukes ARGS` in the background; its output goes to TAG.out / TAG.err.
   pid_t spawn_ukes(const std::string& args, const std::string& tag) const {
-    const std::string line = command_line(args, tag);
+    const std::string line = ukes_command_line(base_, args, tag);
     const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
     pid_t pid = -1;
     EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);

@@ -18,31 +18,16 @@
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "service/engine/version.hpp"
+#include "tests/client/cli_support.hpp"
 
 namespace ukes {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace cli_test;
 using json = nlohmann::json;
 
 constexpr double kTwoPi = 6.283185307179586;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
 
 // A scratch directory: spec files and captured output in base(), result files in out().
 class CliTest : public ::testing::Test {
@@ -60,16 +45,7 @@ class CliTest : public ::testing::Test {
 
   // Runs `ukes ARGS` (in base()), optionally with stdin from a file.
   Result ukes(const std::string& args, const std::string& stdin_file = "") const {
-    const fs::path o = base_ / "stdout.txt", e = base_ / "stderr.txt";
-    std::string cmd = "cd '" + base_.string() + "' && '" + std::string(UKES_BINARY_DIR) +
-                      "/ukes' " + args + " > '" + o.string() + "' 2> '" + e.string() + "'";
-    cmd += stdin_file.empty() ? " < /dev/null" : " < '" + stdin_file + "'";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(o);
-    r.err = read_file(e);
-    return r;
+    return run_ukes(base_, args, "", stdin_file);
   }
 
   std::vector<std::string> out_files() const {
@@ -114,15 +90,6 @@ void expect_summary(const json& s, const std::vector<double>& v, const std::stri
 }
 
 // ------------------------------------------------------------------ HDF5 read-back helpers
-
-struct H5File {
-  explicit H5File(const std::string& path)
-      : id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)) {}
-  ~H5File() {
-    if (id >= 0) H5Fclose(id);
-  }
-  hid_t id;
-};
 
 std::vector<hsize_t> dims_of(hid_t file, const char* name) {
   if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return {};  // absent: no HDF5 error stack

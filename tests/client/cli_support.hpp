@@ -1,0 +1,71 @@
+// Helpers shared by the `ukes` command-line tests: files in scratch directories, running the built
+// `ukes` binary with its output captured, and opening HDF5 result files. Header-only.
+#pragma once
+
+#include <hdf5.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ukes::cli_test {
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// The shell line that runs `ukes ARGS` in `dir` with standard output and error going to TAG.out
+// and TAG.err there; `env` ("NAME=VALUE ...") is added to its environment, standard input comes
+// from `stdin_file` (default /dev/null).
+inline std::string ukes_command_line(const std::filesystem::path& dir, const std::string& args,
+                                     const std::string& tag, const std::string& env = "",
+                                     const std::string& stdin_file = "") {
+  return "cd " + quoted(dir.string()) + " && exec env " + env + " " +
+         quoted(std::string(UKES_BINARY_DIR) + "/ukes") + " " + args + " > " +
+         quoted((dir / (tag + ".out")).string()) + " 2> " +
+         quoted((dir / (tag + ".err")).string()) + " < " +
+         quoted(stdin_file.empty() ? "/dev/null" : stdin_file);
+}
+
+// Runs `ukes ARGS` in `dir` to its end.
+inline Result run_ukes(const std::filesystem::path& dir, const std::string& args,
+                       const std::string& env = "", const std::string& stdin_file = "") {
+  const int status = std::system(ukes_command_line(dir, args, "ukes", env, stdin_file).c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(dir / "ukes.out");
+  r.err = read_file(dir / "ukes.err");
+  return r;
+}
+
+// An HDF5 file open for reading (id < 0 when it could not be opened).
+struct H5File {
+  explicit H5File(const std::string& path)
+      : id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)) {}
+  ~H5File() {
+    if (id >= 0) H5Fclose(id);
+  }
+  H5File(const H5File&) = delete;
+  H5File& operator=(const H5File&) = delete;
+  hid_t id;
+};
+
+}  // namespace ukes::cli_test

@@ -77,6 +77,15 @@ void print_server_info(const std::string& server, const v1::GetServerInfoRespons
   for (const auto& b : info.backends()) backends += (backends.empty() ? "" : ", ") + b;
   std::printf("server %s: ukes %s\n", server.c_str(), info.version().c_str());
   std::printf("backends: %s (default %s)\n", backends.c_str(), info.default_backend().c_str());
+  if (info.has_gpu()) {
+    const v1::GpuInfo& g = info.gpu();
+    std::printf("gpu: %s (compute capability %s, %d SMs, %.1f GiB; driver %s, runtime %s)\n",
+                g.name().c_str(), g.compute_capability().c_str(), g.multiprocessors(),
+                static_cast<double>(g.memory_bytes()) / (1024.0 * 1024.0 * 1024.0),
+                g.driver_version().c_str(), g.runtime_version().c_str());
+  } else if (!info.gpu_unavailable_reason().empty()) {
+    std::printf("gpu: none (%s)\n", info.gpu_unavailable_reason().c_str());
+  }
   std::printf("threads per job: %d\n", info.cpu_threads());
   std::printf("limits per job: %lld systems, %lld samples, %.6g MiB of trajectories\n",
               static_cast<long long>(info.max_systems()),

@@ -10,6 +10,7 @@
 
 #include "client/commands.hpp"
 #include "client/summary.hpp"
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/engine.hpp"
 #include "service/results/atomic_file.hpp"
 #include "service/runspec/run_spec.hpp"
@@ -71,6 +72,18 @@ void note_no_trajectories(const RunSpec& spec, const std::string& h5) {
 
 }  // namespace
 
+// An in-process run may use this machine's GPU; a spec that asks for the CPU does not load the
+// CUDA module at all (a few hundred milliseconds).
+ParseOptions local_parse_options(const nlohmann::json& doc) {
+  ParseOptions o;
+  const auto device = doc.find("device");
+  if (doc.is_object() && device != doc.end() && *device == "cpu") return o;
+  const GpuAvailability& gpu = gpu_availability();
+  o.gpu_available = gpu.available;
+  o.gpu_unavailable_reason = gpu.reason;
+  return o;
+}
+
 int load_spec_text(const std::string& path, std::int64_t count, std::string& text) {
   std::string error;
   if (!read_text(path, text, error)) {
@@ -91,7 +104,8 @@ int run_command(const RunOptions& options) {
   if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
   RunSpec spec;
   try {
-    spec = parse_run_spec(parse_spec_text(text));
+    const nlohmann::json doc = parse_spec_text(text);
+    spec = parse_run_spec(doc, local_parse_options(doc));
   } catch (const LimitError& e) {
     std::fprintf(stderr, "ukes: limit exceeded: %s\n", e.what());
     return kExitUsage;
@@ -101,6 +115,8 @@ int run_command(const RunOptions& options) {
   }
 
   note_no_trajectories(spec, options.h5);
+  if (spec.device == Device::kAuto && spec.device_resolved == Device::kCpu)
+    std::fprintf(stderr, "ukes: running on the CPU: %s\n", gpu_availability().reason.c_str());
   const ResultFiles files{options.out, options.h5};
   try {
     // Fail before a long run when a result could not be written.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/ensemble/to_run_settings.hpp"
 #include "kernels/models/catalogue.hpp"
 
 namespace ukes {
@@ -108,31 +109,6 @@ std::vector<double> sample_times(const EnsembleSettings& s) {
     t[k] = k == s.samples - 1 ? s.t_end : s.t0 + (s.t_end - s.t0) * k / (s.samples - 1);
   return t;
 }
-
-namespace {
-
-template <class T>
-RunSettings<T> to_run_settings(const EnsembleSettings& e) {
-  RunSettings<T> s;
-  s.method = e.method;
-  s.t0 = T(e.t0);
-  s.t_end = T(e.t_end);
-  s.dt = T(e.dt);
-  s.rtol = T(e.rtol);
-  s.atol = T(e.atol);
-  s.max_steps = e.max_steps;
-  s.dynamics.alpha = T(e.alpha);
-  s.dynamics.beta = T(e.beta);
-  s.dynamics.rank_rtol = T(e.rank_rtol);
-  s.assemble = e.assemble;
-  s.projection = e.projection;
-  s.projection_tol = T(e.projection_tol);
-  s.inconsistency_tol = T(e.inconsistency_tol);
-  s.samples = e.samples;
-  return s;
-}
-
-}  // namespace
 
 void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                       const std::vector<std::int32_t>& traj_ids) {

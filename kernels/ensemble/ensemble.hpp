@@ -14,6 +14,11 @@ namespace ukes {
 
 enum class Precision { kFp64, kFp32 };
 
+// How the CUDA backend integrates a batch: the fused kernel (each system's whole integration in
+// registers), or the staged path (batched cuSOLVER linear algebra per RK stage). kAuto picks by
+// size (kernels/backend/gpu/launch_policy.hpp).
+enum class GpuPath { kAuto, kFused, kCusolver };
+
 struct EnsembleSettings {
   Method method = Method::kDopri5;
   Precision precision = Precision::kFp64;
@@ -32,6 +37,8 @@ struct EnsembleSettings {
   bool projection = false;
   int samples = 2;  // K uniform sample times, t0 and t_end included
   int threads = 0;  // CPU threads; <= 0: all hardware threads
+  GpuPath gpu_path = GpuPath::kAuto;
+  std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
   // When set and it becomes true, the run stops early (systems not reached keep zero results).
   const std::atomic<bool>* cancel = nullptr;
 

@@ -5,23 +5,9 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/ensemble/percentile.hpp"
+
 namespace ukes {
-namespace {
-
-// numpy's default ("linear", type 7) percentile of sorted finite values, p in [0, 1]: the order
-// statistic at virtual index h = (n - 1) p, interpolated the way numpy's _lerp does.
-double percentile_sorted(const std::vector<double>& x, double p) {
-  const double h = static_cast<double>(x.size() - 1) * p;
-  const double lo_f = std::floor(h);
-  const auto lo = static_cast<std::size_t>(lo_f);
-  const std::size_t hi = std::min(lo + 1, x.size() - 1);
-  const double t = h - lo_f;
-  const double a = x[lo], b = x[hi];
-  const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
-}
-
-}  // namespace
 
 Summary summarize(std::vector<double> values) {
   std::erase_if(values, [](double v) { return !std::isfinite(v); });
@@ -41,9 +27,9 @@ Summary summarize(std::vector<double> values) {
   s.std = std::sqrt(ss / n);
   s.min = values.front();
   s.max = values.back();
-  s.p50 = percentile_sorted(values, 0.50);
-  s.p95 = percentile_sorted(values, 0.95);
-  s.p99 = percentile_sorted(values, 0.99);
+  s.p50 = percentile_sorted(values.data(), values.size(), 0.50);
+  s.p95 = percentile_sorted(values.data(), values.size(), 0.95);
+  s.p99 = percentile_sorted(values.data(), values.size(), 0.99);
   return s;
 }
 

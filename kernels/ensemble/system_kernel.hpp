@@ -1,7 +1,14 @@
 // Integrates one system of a batch from t0 to t_end: the unit of work every backend launches
 // (a loop iteration on a CPU thread, a thread on the GPU). Everything here is __host__ __device__.
 //
-// Invariant of the main loop: (t, x) is an accepted state, k = f(t, x), and `eval` holds that
+// The integration is a resumable per-system state (trivially copyable, so it can also live in
+// device memory between kernel launches) whose control logic exists once: begin() loads and
+// assembles the system; a phase other than kStep wants one evaluation f(request(y)) handed back
+// through take(); in kStep the caller proposes a trial step, evaluates its stages and hands the
+// outcome to step_result(). run() is the fused path: that loop with the right-hand side inline.
+// The staged path (kernels/staged/) drives the same state one evaluation per kernel launch.
+//
+// Invariant between steps: (t, x) is an accepted state, k = f(t, x), and last_ holds that
 // evaluation's diagnostics (constraint values, constraint force, inconsistency). Statistics are
 // maxima over all accepted states, the initial one included. Steps end exactly on the K sample
 // times, so results do not depend on which systems record trajectories.
@@ -37,53 +44,211 @@ class SystemKernel {
     bool mass_ok;
   };
 
-  // x' = (qd, qdd); remembers the last evaluation for observation, and whether some evaluation
-  // at a finite state found M not positive definite (why a trial step failed).
+  // kInitialEval: f(t0, x0); kStepProbe: the starting-step heuristic's trial evaluation;
+  // kStep: the caller takes a trial step; kProjectedEval: f at a state just projected; kDone.
+  enum class Phase : int { kInitialEval, kStepProbe, kStep, kProjectedEval, kDone };
+
+  static UKES_HD Observation observation_of(const DynamicsEval<Model, T>& e) {
+    return {e.form.value, e.form.rate,    e.Qc,     e.inconsistency,
+            e.rhs_norm,   e.conditioning, e.mass_ok};
+  }
+
+  // x' = (qd, qdd); NaN accelerations when M was not positive definite.
+  static UKES_HD void derivative_of(const State& x, const DynamicsEval<Model, T>& e, State& dx) {
+    for (int j = 0; j < kN; ++j) {
+      dx[j] = x[kN + j];
+      dx[kN + j] = e.mass_ok ? e.qdd[j] : T(NAN);
+    }
+  }
+
+  // The fused right-hand side: evaluates x' and notes the evaluation into the system.
   struct Rhs {
-    const T* p;
-    DynamicsSettings<T> settings;
-    Observation last;
-    bool mass_failed = false;
+    SystemKernel& sys;
+    const DynamicsSettings<T>& settings;
     UKES_HD void operator()(T t, const State& x, State& dx) {
       Vec<T, kN> q, qd;
       split(x, q, qd);
-      const DynamicsEval<Model, T> e = evaluate_dynamics<Model, T>(q, qd, t, p, settings);
-      last = {e.form.value, e.form.rate,    e.Qc,     e.inconsistency,
-              e.rhs_norm,   e.conditioning, e.mass_ok};
-      if (!e.mass_ok && all_finite(x)) mass_failed = true;
-      for (int j = 0; j < kN; ++j) {
-        dx[j] = qd[j];
-        dx[kN + j] = e.mass_ok ? e.qdd[j] : T(NAN);
-      }
+      const DynamicsEval<Model, T> e = evaluate_dynamics<Model, T>(q, qd, t, sys.p_, settings);
+      sys.note(observation_of(e), x);
+      derivative_of(x, e, dx);
     }
   };
 
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
-    T p[kP > 0 ? kP : 1];
-    for (int k = 0; k < kP; ++k) p[k] = T(in.params[k * in.count + i]);
-    Vec<T, kN> q, qd;
-    for (int j = 0; j < kN; ++j) {
-      q[j] = T(in.q0[j * in.count + i]);
-      qd[j] = T(in.qd0[j * in.count + i]);
+    SystemKernel sys;
+    sys.begin(in, s, i, out);
+    Rhs f{sys, s.dynamics};
+    while (sys.phase() != Phase::kDone) {
+      if (sys.phase() != Phase::kStep) {
+        State y, dx;
+        const T t = sys.request(y);
+        f(t, y, dx);
+        sys.take(s, out, dx);
+      } else if (sys.propose(s, out)) {
+        State y, k_new;
+        T err = T(0);
+        if (s.method == Method::kRk4) {
+          y = rk4_step(f, sys.t(), sys.x(), sys.k(), sys.h_try());
+          f(sys.step_end_time(), y, k_new);
+        } else {
+          err = dopri5_step(f, sys.t(), sys.x(), sys.k(), sys.h_try(), s.rtol, s.atol, y, k_new);
+        }
+        sys.step_result(s, out, y, k_new, err);
+      }
     }
-    SystemKernel kernel(s, p, i, out);
-    kernel.integrate(q, qd);
   }
 
- private:
-  UKES_HD SystemKernel(const RunSettings<T>& s, const T* p, int i, const BatchOutputView& out)
-      : s_(s), p_(p), i_(i), out_(out) {
+  // Loads system i, assembles it when asked to; then wants f(t0, x0).
+  UKES_HD void begin(const BatchInputView& in, const RunSettings<T>& s, int i,
+                     const BatchOutputView& out) {
+    i_ = i;
     slot_ = out.traj_slot ? out.traj_slot[i] : -1;
+    phase_ = Phase::kInitialEval;
+    status_ = Status::kOk;
     for (int r = 0; r < kR; ++r) residual_max_[r] = T(0);
+    force_max_ = T(0);
+    inconsistency_max_ = T(0);
+    conditioning_ = T(1);
+    steps_ = 0;
+    rejected_ = 0;
+    mass_failed_ = false;
+    last_rejected_ = false;
     projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
     projection_.max_iterations = 10;
     projection_.rank_rtol =
         s.dynamics.rank_rtol < T(0) ? default_rank_rtol<T>(kM, kN) : s.dynamics.rank_rtol;
     inconsistency_tol_ =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
+
+    for (int k = 0; k < kP; ++k) p_[k] = T(in.params[k * in.count + i]);
+    Vec<T, kN> q, qd;
+    for (int j = 0; j < kN; ++j) {
+      q[j] = T(in.q0[j * in.count + i]);
+      qd[j] = T(in.qd0[j * in.count + i]);
+    }
+    t_ = s.t0;
+    if (s.assemble) {
+      ProjectionSettings<T> assembly = projection_;
+      assembly.max_iterations = 50;
+      if (!project_positions<Model, T>(q, t_, p_, assembly) ||
+          !project_velocities<Model, T>(q, qd, t_, p_, assembly)) {
+        status_ = Status::kInconsistent;
+      }
+    }
+    for (int j = 0; j < kN; ++j) {
+      x_[j] = q[j];
+      x_[kN + j] = qd[j];
+    }
   }
 
+  UKES_HD Phase phase() const { return phase_; }
+  UKES_HD const T* params() const { return p_; }
+  UKES_HD T t() const { return t_; }
+  UKES_HD const State& x() const { return x_; }
+  UKES_HD const State& k() const { return k_; }
+  UKES_HD T h_try() const { return h_try_; }
+  // Where the trial step ends: exactly on the sample time when landing.
+  UKES_HD T step_end_time() const { return landing_ ? t_target_ : t_ + h_try_; }
+
+  // The evaluation a phase other than kStep wants: fills y, returns the time.
+  UKES_HD T request(State& y) const {
+    if (phase_ == Phase::kStepProbe) {
+      for (int j = 0; j < kD; ++j) y[j] = x_[j] + probe_h0_ * k_[j];
+      return t_ + probe_h0_;
+    }
+    y = x_;
+    return t_;
+  }
+
+  // Records what the control logic keeps from every evaluation f(., x): its observation (except
+  // the starting-step probe's, which is no state of the trajectory) and whether some evaluation
+  // at a finite state found M not positive definite (why a trial step failed).
+  UKES_HD void note(const Observation& e, const State& x) {
+    if (phase_ != Phase::kStepProbe) last_ = e;
+    if (!e.mass_ok && all_finite(x)) mass_failed_ = true;
+  }
+
+  // Consumes the evaluation request() asked for (noted already): dx = f(request).
+  UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx) {
+    if (phase_ == Phase::kInitialEval) {
+      k_ = dx;
+      start(s, out);
+    } else if (phase_ == Phase::kStepProbe) {
+      h_ = finish_initial_step(s, dx);
+      phase_ = Phase::kStep;
+    } else if (phase_ == Phase::kProjectedEval) {
+      k_ = dx;
+      complete_step(s, out);
+    }
+  }
+
+  // kStep: decides the next trial step (h_try(), step_end_time()); false when the integration
+  // has ended (all samples reached, a failure, or the step budget), its results written.
+  UKES_HD bool propose(const RunSettings<T>& s, const BatchOutputView& out) {
+    if (!(status_ == Status::kOk && next_sample_ < s.samples)) {
+      finish(s, out);
+      return false;
+    }
+    if (steps_ + rejected_ >= s.max_steps) {
+      status_ = Status::kMaxSteps;
+      finish(s, out);
+      return false;
+    }
+    t_target_ = sample_time(s, next_sample_);
+    // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
+    landing_ = t_ + T(1.0001) * h_ >= t_target_;
+    h_try_ = landing_ ? t_target_ - t_ : h_;
+    return true;
+  }
+
+  // The proposed step's outcome: the new state y, k_new = f(step_end_time(), y) (noted last),
+  // and for DOPRI5 the error norm. Accepts or rejects; after a projection wants f at the
+  // projected state.
+  UKES_HD void step_result(const RunSettings<T>& s, const BatchOutputView& out, const State& y,
+                           const State& k_new, T err) {
+    if (s.method == Method::kDopri5) {
+      if (!(err <= T(1))) {
+        ++rejected_;
+        last_rejected_ = true;
+        const bool nonfinite = !isfinite(err);
+        h_ = h_try_ * dopri5_step_factor(err, T(0.2), T(1));
+        if (abs(h_) < h_min_) status_ = failure_status(nonfinite);
+        return;
+      }
+      const T grow = dopri5_step_factor(err, T(0.2), last_rejected_ ? T(1) : T(10));
+      // A step shortened to land on a sample says little about the next one: keep the longer.
+      h_ = landing_ ? max_of(h_, h_try_ * grow) : h_try_ * grow;
+      last_rejected_ = false;
+    }
+    t_ = landing_ ? t_target_ : t_ + h_try_;
+    x_ = y;
+    k_ = k_new;
+    ++steps_;
+    if (s.projection) {
+      Vec<T, kN> qp, qdp;
+      split(x_, qp, qdp);
+      if (project_positions<Model, T>(qp, t_, p_, projection_)) {
+        project_velocities<Model, T>(qp, qdp, t_, p_, projection_);
+      }
+      for (int j = 0; j < kN; ++j) {
+        x_[j] = qp[j];
+        x_[kN + j] = qdp[j];
+      }
+      phase_ = Phase::kProjectedEval;
+      return;
+    }
+    complete_step(s, out);
+  }
+
+  UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
+    for (int j = 0; j < kN; ++j) {
+      q[j] = x[j];
+      qd[j] = x[kN + j];
+    }
+  }
+
+ private:
   UKES_HD static bool all_finite(const State& x) {
     for (int j = 0; j < kD; ++j)
       if (!isfinite(x[j])) return false;
@@ -94,135 +259,74 @@ class SystemKernel {
   // eps^(1/4) of losing rank (sin q2 -> 0 for a SCARA arm asked to reach out of range), the
   // accelerations that keep the rows diverge and the step size collapses; the cause to report is
   // that the rows cannot be met, not the symptom.
-  UKES_HD Status failure_status(const Rhs& f, bool nonfinite) const {
-    if (f.mass_failed) return Status::kSingularMass;
+  UKES_HD Status failure_status(bool nonfinite) const {
+    if (mass_failed_) return Status::kSingularMass;
     if (conditioning_ < pow(Epsilon<T>::value, T(0.25))) return Status::kInconsistent;
     return nonfinite ? Status::kNonfinite : Status::kStepUnderflow;
   }
 
-  UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
-    for (int j = 0; j < kN; ++j) {
-      q[j] = x[j];
-      qd[j] = x[kN + j];
+  UKES_HD static T sample_time(const RunSettings<T>& s, int k) {
+    if (k >= s.samples - 1) return s.t_end;
+    return s.t0 + (s.t_end - s.t0) * T(k) / T(s.samples - 1);
+  }
+
+  // After f(t0, x0): observe the initial state, choose the first step size.
+  UKES_HD void start(const RunSettings<T>& s, const BatchOutputView& out) {
+    if (status_ == Status::kOk) observe(s, out, 0);
+    next_sample_ = 1;
+    const T span = s.t_end - s.t0;
+    h_min_ = T(10) * Epsilon<T>::value * max_of(abs(s.t_end), abs(span));
+    h_ = s.dt;
+    if (s.method == Method::kRk4 && !(h_ > T(0))) h_ = span / T(1000);
+    phase_ = Phase::kStep;
+    // A system that already failed takes no step: no starting step to probe for.
+    if (s.method == Method::kDopri5 && !(h_ > T(0)) && status_ == Status::kOk) {
+      begin_initial_step(s);
     }
   }
 
-  UKES_HD T sample_time(int k) const {
-    if (k >= s_.samples - 1) return s_.t_end;
-    return s_.t0 + (s_.t_end - s_.t0) * T(k) / T(s_.samples - 1);
-  }
-
-  UKES_HD void integrate(Vec<T, kN> q, Vec<T, kN> qd) {
-    T t = s_.t0;
-    if (s_.assemble) {
-      ProjectionSettings<T> assembly = projection_;
-      assembly.max_iterations = 50;
-      if (!project_positions<Model, T>(q, t, p_, assembly) ||
-          !project_velocities<Model, T>(q, qd, t, p_, assembly)) {
-        status_ = Status::kInconsistent;
-      }
-    }
-    State x, k;
-    for (int j = 0; j < kN; ++j) {
-      x[j] = q[j];
-      x[kN + j] = qd[j];
-    }
-    Rhs f{p_, s_.dynamics, {}};
-    f(t, x, k);
-    if (status_ == Status::kOk) observe(f, x, 0);
-    int next_sample = 1;
-
-    const T span = s_.t_end - s_.t0;
-    const T h_min = T(10) * Epsilon<T>::value * max_of(abs(s_.t_end), abs(span));
-    T h = s_.dt;
-    if (s_.method == Method::kDopri5 && !(h > T(0))) h = initial_step(f, t, x, k);
-    if (s_.method == Method::kRk4 && !(h > T(0))) h = span / T(1000);
-    bool last_rejected = false;
-    bool last_nonfinite = false;
-
-    while (status_ == Status::kOk && next_sample < s_.samples) {
-      if (steps_ + rejected_ >= s_.max_steps) {
-        status_ = Status::kMaxSteps;
-        break;
-      }
-      const T t_target = sample_time(next_sample);
-      // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
-      const bool landing = t + T(1.0001) * h >= t_target;
-      const T h_try = landing ? t_target - t : h;
-      State y, k_new;
-      if (s_.method == Method::kRk4) {
-        y = rk4_step(f, t, x, k, h_try);
-        f(landing ? t_target : t + h_try, y, k_new);
-      } else {
-        const T err = dopri5_step(f, t, x, k, h_try, s_.rtol, s_.atol, y, k_new);
-        if (!(err <= T(1))) {
-          ++rejected_;
-          last_rejected = true;
-          last_nonfinite = !isfinite(err);
-          h = h_try * dopri5_step_factor(err, T(0.2), T(1));
-          if (abs(h) < h_min) status_ = failure_status(f, last_nonfinite);
-          continue;
-        }
-        const T grow = dopri5_step_factor(err, T(0.2), last_rejected ? T(1) : T(10));
-        // A step shortened to land on a sample says little about the next one: keep the longer.
-        h = landing ? max_of(h, h_try * grow) : h_try * grow;
-        last_rejected = false;
-      }
-      t = landing ? t_target : t + h_try;
-      x = y;
-      k = k_new;
-      ++steps_;
-      if (s_.projection) {
-        Vec<T, kN> qp, qdp;
-        split(x, qp, qdp);
-        if (project_positions<Model, T>(qp, t, p_, projection_)) {
-          project_velocities<Model, T>(qp, qdp, t, p_, projection_);
-        }
-        for (int j = 0; j < kN; ++j) {
-          x[j] = qp[j];
-          x[kN + j] = qdp[j];
-        }
-        f(t, x, k);
-      }
-      observe(f, x, landing ? next_sample : -1);
-      f.mass_failed = false;
-      if (landing) ++next_sample;
-    }
-    finish(t, x, next_sample);
-  }
-
-  // Hairer's starting-step heuristic (HNW I, sec. II.4).
-  UKES_HD T initial_step(Rhs& f, T t, const State& x, const State& k) {
+  // Hairer's starting-step heuristic (HNW I, sec. II.4), first half: the probe step h0.
+  UKES_HD void begin_initial_step(const RunSettings<T>& s) {
     T d0 = T(0), d1 = T(0);
     for (int j = 0; j < kD; ++j) {
-      const T sc = s_.atol + s_.rtol * abs(x[j]);
-      d0 += square(x[j] / sc);
-      d1 += square(k[j] / sc);
+      const T sc = s.atol + s.rtol * abs(x_[j]);
+      d0 += square(x_[j] / sc);
+      d1 += square(k_[j] / sc);
     }
     d0 = sqrt(d0 / T(kD));
     d1 = sqrt(d1 / T(kD));
     T h0 = (d0 < T(1e-5) || d1 < T(1e-5)) ? T(1e-6) : T(0.01) * d0 / d1;
-    h0 = min_of(h0, s_.t_end - t);
-    State y, k1;
-    for (int j = 0; j < kD; ++j) y[j] = x[j] + h0 * k[j];
-    const Observation keep = f.last;
-    f(t + h0, y, k1);
-    f.last = keep;
-    T d2 = T(0);
-    for (int j = 0; j < kD; ++j) {
-      const T sc = s_.atol + s_.rtol * abs(x[j]);
-      d2 += square((k1[j] - k[j]) / sc);
-    }
-    d2 = sqrt(d2 / T(kD)) / h0;
-    const T dm = max_of(d1, d2);
-    const T h1 = !(dm > T(1e-15)) ? max_of(T(1e-6), h0 * T(1e-3)) : pow(T(0.01) / dm, T(0.2));
-    return min_of(T(100) * h0, h1);
+    probe_h0_ = min_of(h0, s.t_end - t_);
+    probe_d1_ = d1;
+    phase_ = Phase::kStepProbe;
   }
 
-  UKES_HD void observe(const Rhs& f, const State& x, int sample) {
-    const Observation& e = f.last;
-    if (!all_finite(x)) {
-      status_ = failure_status(f, true);
+  // Second half, given k1 = f(t + h0, x + h0 k).
+  UKES_HD T finish_initial_step(const RunSettings<T>& s, const State& k1) const {
+    T d2 = T(0);
+    for (int j = 0; j < kD; ++j) {
+      const T sc = s.atol + s.rtol * abs(x_[j]);
+      d2 += square((k1[j] - k_[j]) / sc);
+    }
+    d2 = sqrt(d2 / T(kD)) / probe_h0_;
+    const T dm = max_of(probe_d1_, d2);
+    const T h1 =
+        !(dm > T(1e-15)) ? max_of(T(1e-6), probe_h0_ * T(1e-3)) : pow(T(0.01) / dm, T(0.2));
+    return min_of(T(100) * probe_h0_, h1);
+  }
+
+  // An accepted step is complete once k = f(t, x) and last_ describe the new state.
+  UKES_HD void complete_step(const RunSettings<T>& s, const BatchOutputView& out) {
+    observe(s, out, landing_ ? next_sample_ : -1);
+    mass_failed_ = false;
+    if (landing_) ++next_sample_;
+    phase_ = Phase::kStep;
+  }
+
+  UKES_HD void observe(const RunSettings<T>& s, const BatchOutputView& out, int sample) {
+    const Observation& e = last_;
+    if (!all_finite(x_)) {
+      status_ = failure_status(true);
     } else if (!e.mass_ok) {
       status_ = Status::kSingularMass;
     } else {
@@ -238,66 +342,80 @@ class SystemKernel {
     force_max_ = max_of(force_max_, norm2(e.Qc));
     inconsistency_max_ = max_of(inconsistency_max_, e.inconsistency);
     if (e.inconsistency > inconsistency_tol_ * (T(1) + e.rhs_norm)) status_ = Status::kInconsistent;
-    if (sample >= 0 && slot_ >= 0) record(e, x, sample);
+    if (sample >= 0 && slot_ >= 0) record(s, out, sample);
   }
 
-  UKES_HD void record(const Observation& e, const State& x, int sample) {
-    const long base = (static_cast<long>(slot_) * s_.samples + sample);
+  UKES_HD void record(const RunSettings<T>& s, const BatchOutputView& out, int sample) const {
+    const Observation& e = last_;
+    const long base = (static_cast<long>(slot_) * s.samples + sample);
     for (int j = 0; j < kN; ++j) {
-      out_.traj_q[base * kN + j] = double(x[j]);
-      out_.traj_qd[base * kN + j] = double(x[kN + j]);
-      out_.traj_force[base * kN + j] = double(e.Qc[j]);
+      out.traj_q[base * kN + j] = double(x_[j]);
+      out.traj_qd[base * kN + j] = double(x_[kN + j]);
+      out.traj_force[base * kN + j] = double(e.Qc[j]);
     }
     for (int r = 0; r < kMp; ++r) {
-      out_.traj_residual[base * kR + r] = double(e.value[r]);
-      out_.traj_residual[base * kR + kMp + r] = double(e.rate[r]);
+      out.traj_residual[base * kR + r] = double(e.value[r]);
+      out.traj_residual[base * kR + kMp + r] = double(e.rate[r]);
     }
     for (int r = kMp; r < kM; ++r) {
-      out_.traj_residual[base * kR + kMp + r] = double(e.value[r]);
+      out.traj_residual[base * kR + kMp + r] = double(e.value[r]);
     }
   }
 
-  UKES_HD void finish(T t, const State& x, int next_sample) {
-    const int c = out_.count;
-    out_.status[i_] = static_cast<int>(status_);
-    out_.t[i_] = double(t);
+  UKES_HD void finish(const RunSettings<T>& s, const BatchOutputView& out) {
+    phase_ = Phase::kDone;
+    const int c = out.count;
+    out.status[i_] = static_cast<int>(status_);
+    out.t[i_] = double(t_);
     for (int j = 0; j < kN; ++j) {
-      out_.q[j * c + i_] = double(x[j]);
-      out_.qd[j * c + i_] = double(x[kN + j]);
+      out.q[j * c + i_] = double(x_[j]);
+      out.qd[j * c + i_] = double(x_[kN + j]);
     }
-    for (int r = 0; r < kR; ++r) out_.residual_max[r * c + i_] = double(residual_max_[r]);
-    out_.force_max[i_] = double(force_max_);
-    out_.inconsistency_max[i_] = double(inconsistency_max_);
-    out_.steps[i_] = steps_;
-    out_.rejected[i_] = rejected_;
+    for (int r = 0; r < kR; ++r) out.residual_max[r * c + i_] = double(residual_max_[r]);
+    out.force_max[i_] = double(force_max_);
+    out.inconsistency_max[i_] = double(inconsistency_max_);
+    out.steps[i_] = steps_;
+    out.rejected[i_] = rejected_;
     // Samples a failed system never reached are NaN, never stale memory.
     if (slot_ >= 0) {
-      for (int k = next_sample; k < s_.samples; ++k) {
-        const long base = static_cast<long>(slot_) * s_.samples + k;
+      for (int k = next_sample_; k < s.samples; ++k) {
+        const long base = static_cast<long>(slot_) * s.samples + k;
         for (int j = 0; j < kN; ++j) {
-          out_.traj_q[base * kN + j] = NAN;
-          out_.traj_qd[base * kN + j] = NAN;
-          out_.traj_force[base * kN + j] = NAN;
+          out.traj_q[base * kN + j] = NAN;
+          out.traj_qd[base * kN + j] = NAN;
+          out.traj_force[base * kN + j] = NAN;
         }
-        for (int r = 0; r < kR; ++r) out_.traj_residual[base * kR + r] = NAN;
+        for (int r = 0; r < kR; ++r) out.traj_residual[base * kR + r] = NAN;
       }
     }
   }
 
-  const RunSettings<T>& s_;
-  const T* p_;
+  T p_[kP > 0 ? kP : 1];
   int i_;
-  const BatchOutputView& out_;
-  int slot_ = -1;
-  Status status_ = Status::kOk;
+  int slot_;
+  Phase phase_;
+  Status status_;
+  T t_;
+  State x_;
+  State k_;
+  Observation last_;  // of the evaluation at the last accepted state (or the last trial stage)
+  bool mass_failed_;
+  int next_sample_;
+  T h_;      // step size for the next trial step
+  T h_min_;  // below it the integration has broken down
+  T h_try_;  // the proposed trial step
+  T t_target_;
+  bool landing_;
+  bool last_rejected_;
+  T probe_h0_, probe_d1_;  // the starting-step heuristic between its two halves
   T residual_max_[kR > 0 ? kR : 1];
-  T force_max_ = T(0);
-  T inconsistency_max_ = T(0);
+  T force_max_;
+  T inconsistency_max_;
   T inconsistency_tol_;
-  T conditioning_ = T(1);  // of the constraint Jacobian at the last accepted state
-  ProjectionSettings<T> projection_{};
-  std::int64_t steps_ = 0;
-  std::int64_t rejected_ = 0;
+  T conditioning_;  // of the constraint Jacobian at the last accepted state
+  ProjectionSettings<T> projection_;
+  std::int64_t steps_;
+  std::int64_t rejected_;
 };
 
 }  // namespace ukes

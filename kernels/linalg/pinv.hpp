@@ -18,16 +18,33 @@
 
 namespace ukes {
 
+// An SVD X = U S V^T kept as W = U S and V: all the pseudoinverse needs, whoever computed it
+// (the Jacobi sweeps below, or a batched library SVD through PseudoInverse::factors_from_svd).
 template <class T, int R, int C>
-struct JacobiSvd {
+struct SvdFactors {
   Mat<T, R, C> W;  // X V: orthogonal columns, column k has norm sigma[k]
   Mat<T, C, C> V;
   Vec<T, C> sigma;
-  int sweeps = 0;
+  int sweeps = 0;  // Jacobi sweeps that produced them (0 when computed elsewhere)
+
+  UKES_HD T sigma_max() const {
+    T s = T(0);
+    for (int k = 0; k < C; ++k) s = max_of(s, sigma[k]);
+    return s;
+  }
+};
+
+template <class T, int R, int C>
+struct JacobiSvd : SvdFactors<T, R, C> {
+  using SvdFactors<T, R, C>::W;
+  using SvdFactors<T, R, C>::V;
+  using SvdFactors<T, R, C>::sigma;
+  using SvdFactors<T, R, C>::sweeps;
 
   static constexpr int kMaxSweeps = 40;
 
-  UKES_HD explicit JacobiSvd(const Mat<T, R, C>& X) : W(X), V(Mat<T, C, C>::identity()) {
+  UKES_HD explicit JacobiSvd(const Mat<T, R, C>& X)
+      : SvdFactors<T, R, C>{X, Mat<T, C, C>::identity(), Vec<T, C>::zero(), 0} {
     const T tol = Epsilon<T>::value;
     // A column whose norm is at most eps |X|_F is rounding noise (a null direction of a rank-
     // deficient X): rotating it against others only trades noise for noise and would keep the
@@ -79,12 +96,6 @@ struct JacobiSvd {
       sigma[k] = sqrt(s2);
     }
   }
-
-  UKES_HD T sigma_max() const {
-    T s = T(0);
-    for (int k = 0; k < C; ++k) s = max_of(s, sigma[k]);
-    return s;
-  }
 };
 
 template <class T>
@@ -95,14 +106,19 @@ UKES_HD constexpr T default_rank_rtol(int rows, int cols) {
 // The pseudoinverse of a fixed B (R x C), factored once and applied to any number of vectors.
 template <class T, int R, int C>
 class PseudoInverse {
-  // Orthogonalize the columns of B when it is tall or square, of B^T when it is wide.
+ public:
+  // Orthogonalize the columns of B when it is tall or square, of B^T when it is wide: the
+  // factors are those of X = B, resp. X = B^T.
   static constexpr bool kTransposed = R < C;
   static constexpr int XR = kTransposed ? C : R;
   static constexpr int XC = kTransposed ? R : C;
+  using Factors = SvdFactors<T, XR, XC>;
 
- public:
   UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C))
-      : svd_(make_x(B)) {
+      : PseudoInverse(Factors(JacobiSvd<T, XR, XC>(make_x(B))), rtol) {}
+
+  // From the SVD of X computed elsewhere (factors_from_svd): the same rank rule, the same apply.
+  UKES_HD PseudoInverse(const Factors& x_svd, T rtol) : svd_(x_svd) {
     const T s_max = svd_.sigma_max();
     const T cutoff = rtol * s_max;
     rank_ = 0;
@@ -124,7 +140,30 @@ class PseudoInverse {
   // Smallest kept singular value over the largest, in (0, 1]: how close B is to losing rank
   // beyond the dependencies already dropped (1 for a zero matrix).
   UKES_HD T conditioning() const { return conditioning_; }
-  UKES_HD const JacobiSvd<T, XR, XC>& svd() const { return svd_; }
+  UKES_HD const Factors& svd() const { return svd_; }
+
+  // The factors of X from an SVD B = U diag(s) V^T computed elsewhere (cuSOLVER's gesvdj
+  // convention: U is R x R, V is C x C, s has min(R, C) entries in any order). u(r, k), v(c, k)
+  // and s(k) read them; only the first min(R, C) columns of U and V enter.
+  template <class GetU, class GetS, class GetV>
+  UKES_HD static Factors factors_from_svd(const GetU& u, const GetS& s, const GetV& v) {
+    Factors f;
+    for (int k = 0; k < XC; ++k) f.sigma[k] = s(k);
+    if constexpr (kTransposed) {
+      // X = B^T = V S U^T: X's left factor W = V S (C x R), its right singular vectors U.
+      for (int c = 0; c < C; ++c)
+        for (int k = 0; k < R; ++k) f.W(c, k) = v(c, k) * f.sigma[k];
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < R; ++k) f.V(r, k) = u(r, k);
+    } else {
+      // X = B = U S V^T: W = U S over the first C columns of U (R x C), and V.
+      for (int r = 0; r < R; ++r)
+        for (int k = 0; k < C; ++k) f.W(r, k) = u(r, k) * f.sigma[k];
+      for (int c = 0; c < C; ++c)
+        for (int k = 0; k < C; ++k) f.V(c, k) = v(c, k);
+    }
+    return f;
+  }
 
   // B^+ r, with r of length R; the result has length C.
   UKES_HD Vec<T, C> apply(const Vec<T, R>& r) const {
@@ -174,7 +213,7 @@ class PseudoInverse {
     }
   }
 
-  JacobiSvd<T, XR, XC> svd_;
+  Factors svd_;
   Vec<T, XC> inv_s2_;
   int rank_ = 0;
   T conditioning_ = T(1);

@@ -40,21 +40,40 @@ struct ModelNonIdealForce {
   }
 };
 
+// The rank tolerance of a run's pseudoinverses.
+template <class T>
+UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, int m, int n) {
+  return s.rank_rtol < T(0) ? default_rank_rtol<T>(m, n) : s.rank_rtol;
+}
+
+// What one evaluation needs before the UK solve's factorizations (the staged path batches those).
 template <class Model, class T>
-UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Vec<T, Model::kN>& q,
+struct DynamicsInputs {
+  Mat<T, Model::kN, Model::kN> M;
+  Vec<T, Model::kN> Q;
+  ConstraintForm<Model, T> form;
+  Vec<T, kRows<Model>> bs;  // stabilized right-hand side
+};
+
+template <class Model, class T>
+UKES_HD DynamicsInputs<Model, T> dynamics_inputs(const Vec<T, Model::kN>& q,
                                                  const Vec<T, Model::kN>& qd, T t, const T* p,
                                                  const DynamicsSettings<T>& s) {
-  constexpr int n = Model::kN;
-  constexpr int m = kRows<Model>;
+  DynamicsInputs<Model, T> in;
+  Model::mass(q, t, p, in.M);
+  Model::force(q, qd, t, p, in.Q);
+  in.form = constraint_form<Model, T>(q, qd, t, p);
+  in.bs = stabilized_rhs(in.form, s.alpha, s.beta);
+  return in;
+}
+
+// How an evaluation reports a UK solution, whichever path solved it.
+template <class Model, class T>
+UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& form,
+                                               const Vec<T, kRows<Model>>& bs,
+                                               const UkSolution<T, Model::kN>& uk) {
   DynamicsEval<Model, T> e;
-  Mat<T, n, n> M;
-  Vec<T, n> Q;
-  Model::mass(q, t, p, M);
-  Model::force(q, qd, t, p, Q);
-  e.form = constraint_form<Model, T>(q, qd, t, p);
-  const Vec<T, m> bs = stabilized_rhs(e.form, s.alpha, s.beta);
-  const T rtol = s.rank_rtol < T(0) ? default_rank_rtol<T>(m, n) : s.rank_rtol;
-  const auto uk = uk_solve(M, Q, e.form.A, bs, ModelNonIdealForce<Model, T>{q, qd, t, p}, rtol);
+  e.form = form;
   e.mass_ok = uk.mass_ok;
   e.qdd = uk.qdd;
   e.Qc = uk.Qc_ideal + uk.Qc_nonideal;
@@ -63,6 +82,16 @@ UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Vec<T, Model::kN>& q,
   e.rank = uk.rank;
   e.conditioning = uk.conditioning;
   return e;
+}
+
+template <class Model, class T>
+UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Vec<T, Model::kN>& q,
+                                                 const Vec<T, Model::kN>& qd, T t, const T* p,
+                                                 const DynamicsSettings<T>& s) {
+  const DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(q, qd, t, p, s);
+  const auto uk = uk_solve(in.M, in.Q, in.form.A, in.bs, ModelNonIdealForce<Model, T>{q, qd, t, p},
+                           rank_rtol_of(s, kRows<Model>, Model::kN));
+  return dynamics_report<Model, T>(in.form, in.bs, uk);
 }
 
 }  // namespace ukes

@@ -28,25 +28,32 @@ struct UkSolution {
   bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
 };
 
+// The solution when M is not positive definite: mass_ok false and every vector NaN, since none is
+// valid (defined, so that observers of a failed evaluation never read stale memory).
+template <class T, int N>
+UKES_HD UkSolution<T, N> uk_mass_failure() {
+  UkSolution<T, N> s;
+  for (int j = 0; j < N; ++j) s.qdd[j] = s.a[j] = s.Qc_ideal[j] = s.Qc_nonideal[j] = T(NAN);
+  s.mass_ok = false;
+  return s;
+}
+
+// Stands in for the pseudoinverse when there are no constraint rows.
+struct NoPseudoInverse {};
+
+// The UK solve once its two factorizations are known: L (M = L L^T), a = M^-1 Q already in s.a,
+// and the pseudoinverse Bp of B = A L^-T (NoPseudoInverse when M = 0). uk_solve below ends here
+// with its own Jacobi SVD; the staged path ends here with a batched library SVD.
 // `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is
 // one.
-template <class T, int N, int M, class NonIdeal>
-UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
-                                  const Mat<T, M, N>& A, const Vec<T, M>& b,
-                                  const NonIdeal& nonideal,
-                                  T rank_rtol = default_rank_rtol<T>(M, N)) {
-  UkSolution<T, N> s;
-  Mat<T, N, N> L;
-  s.mass_ok = cholesky(mass, L);
-  if (!s.mass_ok) return s;
-
-  s.a = cholesky_solve(L, Q);
+template <class T, int N, int M, class Pinv, class NonIdeal>
+UKES_HD void uk_finish(const Mat<T, N, N>& L, const Mat<T, M, N>& A, const Vec<T, M>& b,
+                       const Pinv& Bp, const NonIdeal& nonideal, UkSolution<T, N>& s) {
+  s.mass_ok = true;
   s.qdd = s.a;
   s.Qc_ideal = Vec<T, N>::zero();
   s.Qc_nonideal = Vec<T, N>::zero();
   if constexpr (M > 0) {
-    const Mat<T, M, N> B = right_solve_lower_transpose(L, A);
-    const PseudoInverse<T, M, N> Bp(B, rank_rtol);
     s.rank = Bp.rank();
     s.conditioning = Bp.conditioning();
 
@@ -69,6 +76,24 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
     nonideal(s.Qc_ideal, C);
     s.Qc_nonideal = C;
     s.qdd = s.a + cholesky_solve(L, C);
+  }
+}
+
+template <class T, int N, int M, class NonIdeal>
+UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
+                                  const Mat<T, M, N>& A, const Vec<T, M>& b,
+                                  const NonIdeal& nonideal,
+                                  T rank_rtol = default_rank_rtol<T>(M, N)) {
+  Mat<T, N, N> L;
+  if (!cholesky(mass, L)) return uk_mass_failure<T, N>();
+  UkSolution<T, N> s;
+  s.a = cholesky_solve(L, Q);
+  if constexpr (M > 0) {
+    const PseudoInverse<T, M, N> Bp(right_solve_lower_transpose(L, A), rank_rtol);
+    uk_finish(L, A, b, Bp, nonideal, s);
+  } else {
+    (void)rank_rtol;
+    uk_finish(L, A, b, NoPseudoInverse{}, nonideal, s);
   }
   return s;
 }

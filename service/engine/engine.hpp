@@ -1,4 +1,5 @@
-// Runs a parsed spec in-process: the ensemble on the CPU backend, then its statistics.
+// Runs a parsed spec in-process on the backend the spec resolved to (spec.device_resolved): the
+// ensemble, then its statistics (on the GPU, computed there).
 #pragma once
 
 #include <string>
@@ -18,8 +19,8 @@ struct RunOutcome {
   EnsembleStatistics statistics;
   double elapsed_s = 0.0;  // wall time of the ensemble integration
   double total_s = 0.0;    // integration and statistics
-  std::string backend;     // "cpu"
-  int threads = 0;         // CPU threads used
+  std::string backend;     // "cpu" or "gpu"
+  int threads = 0;         // CPU threads used (0 on the GPU)
 };
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});

@@ -87,6 +87,7 @@ json spec_json_from_proto(const v1::RunSpec& s) {
   }
   if (s.has_precision()) j["precision"] = s.precision();
   if (s.has_device()) j["device"] = s.device();
+  if (s.has_gpu_path()) j["gpu_path"] = s.gpu_path();
   if (s.has_output()) {
     const v1::OutputSpec& out = s.output();
     json o = json::object();

@@ -86,6 +86,7 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
       {"inconsistency_tol", inconsistency_tol},  // relative to 1 + |b|
       {"precision", precision_name(s.precision)},
       {"device", device_name(spec.device)},
+      {"gpu_path", gpu_path_name(spec.settings.gpu_path)},
       {"samples", spec.output.samples},
       {"trajectories", static_cast<std::int64_t>(spec.output.trajectory_ids.size())},
       {"threads", out.threads},

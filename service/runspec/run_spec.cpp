@@ -35,14 +35,14 @@ const char* sampler_name(Sampler s) {
   return "random";
 }
 
-const char* device_name(Device d) {
-  switch (d) {
-    case Device::kAuto:
+const char* gpu_path_name(GpuPath p) {
+  switch (p) {
+    case GpuPath::kAuto:
       return "auto";
-    case Device::kCpu:
-      return "cpu";
-    case Device::kGpu:
-      return "gpu";
+    case GpuPath::kFused:
+      return "fused";
+    case GpuPath::kCusolver:
+      return "cusolver";
   }
   return "auto";
 }
@@ -404,7 +404,7 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
   check_keys(spec, "",
              {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "precision", "device", "output"});
+              "stabilization", "precision", "device", "gpu_path", "output"});
   RunSpec rs;
 
   // ---- model
@@ -528,8 +528,15 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
                            {{"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"gpu", Device::kGpu}});
   }
   if (rs.device == Device::kGpu && !options.gpu_available)
-    fail("device", "gpu requested but this build has no GPU backend (use auto or cpu)");
-  rs.device_resolved = "cpu";
+    fail("device", "gpu requested but no GPU can be used here: " + options.gpu_unavailable_reason +
+                       " (use auto or cpu)");
+  rs.device_resolved =
+      rs.device != Device::kCpu && options.gpu_available ? Device::kGpu : Device::kCpu;
+  if (const json* v = find(spec, "gpu_path")) {
+    s.gpu_path = get_choice<GpuPath>(
+        *v, "gpu_path", "gpu_path",
+        {{"auto", GpuPath::kAuto}, {"fused", GpuPath::kFused}, {"cusolver", GpuPath::kCusolver}});
+  }
 
   // ---- output
   OutputSpec& out = rs.output;

@@ -27,6 +27,7 @@
 //                  projection_tol (> 0; left out: the engine's defaults)}
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
+//   gpu_path       auto | fused | cusolver: how the GPU integrates (auto: by system size)
 //   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
 //                  fields = [q, qd, residual, force] (any non-empty subset)}
 #pragma once
@@ -38,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend/backend.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/model_info.hpp"
 #include "kernels/sweep/sweep.hpp"
@@ -69,12 +71,12 @@ struct SpecLimits {
   std::int64_t max_trajectory_bytes = std::int64_t{4} << 30;
 };
 
+// What the process that will run the spec can use (gpu_availability() in a real run).
 struct ParseOptions {
   SpecLimits limits;
-  bool gpu_available = false;  // this build: CPU backend only
+  bool gpu_available = false;
+  std::string gpu_unavailable_reason = "no GPU backend";
 };
-
-enum class Device { kAuto, kCpu, kGpu };
 
 enum class TrajectoryMode { kNone, kAll, kFirst, kList };
 
@@ -91,7 +93,7 @@ struct RunSpec {
   Batch batch;                // every system, parameters and initial conditions filled
   EnsembleSettings settings;  // samples = output.samples; threads left at 0
   Device device = Device::kAuto;
-  std::string device_resolved;  // the backend that will run: "cpu"
+  Device device_resolved = Device::kCpu;  // the backend that will run: kCpu or kGpu
   OutputSpec output;
   std::vector<double> params;  // the model defaults with the spec's `params` applied
   std::optional<SweepSpec> sweep;
@@ -105,7 +107,7 @@ RunSpec parse_run_spec(const nlohmann::json& spec, const ParseOptions& options =
 const char* method_name(Method m);
 const char* precision_name(Precision p);
 const char* sampler_name(Sampler s);
-const char* device_name(Device d);
+const char* gpu_path_name(GpuPath p);
 
 // Bytes of the trajectory buffers of `systems` recorded systems of `model` at `samples` times.
 std::int64_t trajectory_bytes(const ModelInfo& model, std::int64_t systems, std::int64_t samples);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/protocol/spec_proto.hpp"
 #include "service/runspec/spec_text.hpp"
 #include "service/server/job_runner.hpp"
@@ -42,6 +43,7 @@ JobManager::JobManager(ServerOptions options)
     std::filesystem::create_directories(data_dir_);
   }
   threads_per_job_ = options_.threads > 0 ? options_.threads : default_cpu_threads();
+  gpu_ready_ = options_.device != Device::kCpu && gpu_availability().available;
   const int workers = std::max(1, options_.max_concurrent_jobs);
   for (int k = 0; k < workers; ++k) workers_.emplace_back([this] { worker_loop(); });
   watchdog_ = std::thread([this] { watchdog_loop(); });
@@ -72,10 +74,11 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
     throw SpecError("timeout_s", "must be a finite number of seconds >= 0 (0: no limit)");
   ParseOptions parse;
   parse.limits = options_.limits;
-  parse.gpu_available = false;  // this server runs the CPU backend
+  parse.gpu_available = gpu_ready_;
+  parse.gpu_unavailable_reason = options_.device == Device::kCpu
+                                     ? "this server runs with --device cpu"
+                                     : gpu_availability().reason;
   RunSpec spec = parse_run_spec(doc, parse);
-  if (spec.device == Device::kGpu)
-    throw SpecError("device", "gpu requested but this server has no GPU backend");
   const std::string model = spec.model->name;
   const int count = spec.batch.count;
 
@@ -91,7 +94,7 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
       std::make_shared<Job>(id, std::move(spec), doc.dump(), request.timeout_s(),
                             request.has_system_summaries() ? request.system_summaries() : true,
                             threads_per_job_, data_dir_ + "/" + id + ".chunks", budget_);
-  publish_header(*job, "cpu");
+  publish_header(*job, device_name(job->spec().device_resolved));
   jobs_.emplace(id, job);
   queue_.push_back(job);
   const auto position = queue_.size();

@@ -48,6 +48,8 @@ class JobManager {
   const ServerOptions& options() const { return options_; }
   const std::string& data_dir() const { return data_dir_; }
   int threads_per_job() const { return threads_per_job_; }
+  // Whether jobs may run on the GPU (a usable one exists and --device is not cpu).
+  bool gpu_ready() const { return gpu_ready_; }
 
   // Cancels everything, stops the workers, removes spill files (and the data directory when it
   // was created here).
@@ -62,6 +64,7 @@ class JobManager {
   std::string data_dir_;
   bool own_data_dir_ = false;
   int threads_per_job_ = 1;
+  bool gpu_ready_ = false;
   MemoryBudget budget_;
 
   mutable std::mutex mu_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/ensemble/statistics.hpp"
 #include "service/protocol/model_proto.hpp"
 #include "service/protocol/result_chunks.hpp"
@@ -113,7 +114,12 @@ void run_job(Job& job, double chunk_target_s) {
       const Batch part_batch = slice(spec.batch, done, end);
       BatchResults part;
       const auto chunk_start = Clock::now();
-      run_ensemble_cpu(part_batch, settings, part, local_ids);
+      if (spec.device_resolved == Device::kGpu) {
+        run_ensemble_gpu(part_batch, settings, part, local_ids, false,
+                         spec.sweep ? &*spec.sweep : nullptr, done);
+      } else {
+        run_ensemble_cpu(part_batch, settings, part, local_ids);
+      }
       if (job.cancel_flag().load()) break;  // this chunk may be incomplete: drop it
       const double chunk_s = seconds_since(chunk_start);
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/version.hpp"
 #include "service/server/job_manager.hpp"
 #include "service/server/log.hpp"
@@ -96,15 +97,28 @@ int main(int argc, char** argv) {
   o.memory_budget_bytes = static_cast<std::int64_t>(memory_mb * (1 << 20));
   o.limits.max_trajectory_bytes = static_cast<std::int64_t>(max_trajectory_mb * (1 << 20));
   o.max_request_bytes = static_cast<std::int64_t>(max_request_mb * (1 << 20));
-  if (device == "gpu") {
-    std::fprintf(stderr,
-                 "ukes-server: --device gpu: this build has no GPU backend (use auto or cpu)\n");
-    return 2;
+  o.device = device == "cpu"   ? ukes::Device::kCpu
+             : device == "gpu" ? ukes::Device::kGpu
+                               : ukes::Device::kAuto;
+  // The one line that says which backend jobs get, and why not the GPU.
+  if (o.device != ukes::Device::kCpu) {
+    const ukes::GpuAvailability& gpu = ukes::gpu_availability();
+    if (gpu.available) {
+      log_event(LogLevel::kInfo, "backend",
+                {{"backend", "gpu"},
+                 {"gpu", gpu.info.name},
+                 {"memory_mb", static_cast<std::int64_t>(gpu.info.total_memory >> 20)},
+                 {"driver", ukes::cuda_version_text(gpu.info.driver_version)},
+                 {"module", gpu.module}});
+    } else if (o.device == ukes::Device::kGpu) {
+      std::fprintf(stderr, "ukes-server: --device gpu: no usable GPU: %s\n", gpu.reason.c_str());
+      return 2;
+    } else {
+      log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", gpu.reason}});
+    }
+  } else {
+    log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", "--device cpu"}});
   }
-  if (device == "auto")
-    log_event(LogLevel::kInfo, "backend",
-              {{"backend", "cpu"}, {"reason", "this build has no GPU backend"}});
-  o.device = device == "cpu" ? ukes::Device::kCpu : ukes::Device::kAuto;
 
   // Signals are taken by one thread with sigwait; every other thread inherits the blocked mask.
   sigset_t stop_signals;

@@ -20,6 +20,8 @@ struct ServerOptions {
   int max_concurrent_jobs = 2;
   int max_queued_jobs = 64;
   int threads = 0;  // CPU threads per running job; <= 0: one per hardware thread
+  // auto: the GPU when one is usable, else the CPU; cpu: always the CPU; gpu: the GPU or refuse
+  // to start.
   Device device = Device::kAuto;
   double result_ttl_s = 3600.0;  // finished jobs are dropped this long after they end ...
   double fetched_ttl_s = 300.0;  // ... or this long after a client received the last chunk

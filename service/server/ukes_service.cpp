@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/models/model_info.hpp"
 #include "service/engine/version.hpp"
 #include "service/protocol/model_proto.hpp"
@@ -207,7 +208,22 @@ grpc::ServerUnaryReactor* UkesService::GetServerInfo(grpc::CallbackServerContext
   const ServerOptions& o = jobs_.options();
   response->set_version(version());
   response->add_backends("cpu");
-  response->set_default_backend("cpu");
+  const GpuAvailability& gpu = gpu_availability();
+  if (jobs_.gpu_ready()) {
+    response->add_backends("gpu");
+    v1::GpuInfo* g = response->mutable_gpu();
+    g->set_name(gpu.info.name);
+    g->set_compute_capability(std::to_string(gpu.info.compute_major) + "." +
+                              std::to_string(gpu.info.compute_minor));
+    g->set_multiprocessors(gpu.info.multiprocessors);
+    g->set_memory_bytes(static_cast<std::int64_t>(gpu.info.total_memory));
+    g->set_driver_version(cuda_version_text(gpu.info.driver_version));
+    g->set_runtime_version(cuda_version_text(gpu.info.runtime_version));
+  } else {
+    response->set_gpu_unavailable_reason(
+        o.device == Device::kCpu ? "this server runs with --device cpu" : gpu.reason);
+  }
+  response->set_default_backend(jobs_.gpu_ready() ? "gpu" : "cpu");
   response->set_cpu_threads(jobs_.threads_per_job());
   response->set_max_concurrent_jobs(o.max_concurrent_jobs);
   response->set_max_queued_jobs(o.max_queued_jobs);

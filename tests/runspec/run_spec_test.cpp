@@ -69,7 +69,7 @@ TEST(RunSpecDefaults, DuffingMinimalSpec) {
   EXPECT_EQ(e.precision, Precision::kFp64);
   EXPECT_EQ(e.samples, 101);
   EXPECT_EQ(s.device, Device::kAuto);
-  EXPECT_EQ(s.device_resolved, "cpu");
+  EXPECT_EQ(s.device_resolved, Device::kCpu);
   EXPECT_EQ(s.output.samples, 101);
   EXPECT_EQ(s.output.trajectories, TrajectoryMode::kNone);
   EXPECT_TRUE(s.output.trajectory_ids.empty());

@@ -1,7 +1,10 @@
-// The fused CUDA kernel: one system per thread, running the very SystemKernel the CPU backend runs.
-// The CUDA backend's launch machinery, batched linear algebra and statistics build on this.
+// The fused path: one thread integrates one system from t0 to t_end, running the very
+// SystemKernel the CPU backend runs, with every intermediate in registers.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include "kernels/backend/cuda/cuda_check.cuh"
 #include "kernels/ensemble/system_kernel.hpp"
 
 namespace ukes {
@@ -11,6 +14,20 @@ __global__ void integrate_batch_kernel(BatchInputView in, RunSettings<T> setting
                                        BatchOutputView out) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < in.count) SystemKernel<Model, T>::run(in, settings, i, out);
+}
+
+// Threads per block of the fused kernel: small blocks let the scheduler balance systems whose
+// adaptive step counts differ, and register-heavy FP64 threads fit more blocks per SM.
+inline constexpr int kFusedBlockThreads = 128;
+
+// Launches the whole chunk `in` (device pointers) on `stream`; returns at once.
+template <class Model, class T>
+void launch_fused_path(const BatchInputView& in, const RunSettings<T>& settings,
+                       const BatchOutputView& out, cudaStream_t stream) {
+  if (in.count <= 0) return;
+  const int blocks = (in.count + kFusedBlockThreads - 1) / kFusedBlockThreads;
+  integrate_batch_kernel<Model, T><<<blocks, kFusedBlockThreads, 0, stream>>>(in, settings, out);
+  cuda::check_launch("integrate_batch_kernel");
 }
 
 }  // namespace ukes

@@ -1,0 +1,422 @@
+// Runs one model's batch on the GPU in chunks that fit in device memory, two chunks in flight:
+// while the device integrates chunk c on one stream, the host scatters chunk c-1's results (copied
+// out on the other stream into pinned buffers) into the caller's arrays and reports them. Only
+// inputs, per-system results and the requested trajectories cross PCIe.
+//
+// A chunk's arrays use the layouts of batch_layout.hpp with the chunk's own count as stride, so the
+// kernels see an ordinary batch. When statistics are asked for, the per-system results the
+// statistics read also stay on the device for the whole batch (strided copies into
+// batch-sized arrays), and the statistics run there (device_statistics.hpp).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/backend/cuda/device_buffer.cuh"
+#include "kernels/backend/cuda/device_statistics.hpp"
+#include "kernels/backend/cuda/device_sweep.cuh"
+#include "kernels/backend/cuda/integrate_batch.cuh"
+#include "kernels/backend/cuda/staged_path.cuh"
+#include "kernels/backend/gpu/gpu_module_abi.hpp"
+#include "kernels/backend/gpu/launch_policy.hpp"
+#include "kernels/backend/thrust/statistics_input.hpp"
+#include "kernels/ensemble/to_run_settings.hpp"
+
+namespace ukes::cuda {
+
+// Per-system array widths of one model, in elements.
+struct ModelWidths {
+  int n = 0;
+  int params = 0;
+  int residual_slots = 0;
+  int inputs() const { return params + 2 * n; }                    // params, q0, qd0
+  int real_outputs() const { return 4 + 2 * n + residual_slots; }  // t, q, qd, res, force, incons.
+};
+
+// Device (or pinned host) storage for up to `capacity` systems of one chunk.
+template <Memory kWhere>
+struct ChunkArrays {
+  Buffer<double, kWhere> inputs;        // [params | q0 | qd0][count]
+  Buffer<double, kWhere> reals;         // [t | q | qd | residual_max | force | inconsistency]
+  Buffer<std::int32_t, kWhere> status;  // [count]
+  Buffer<std::int32_t, kWhere> slot;    // [count], chunk-local trajectory slot or -1
+  Buffer<std::int64_t, kWhere> counts;  // [steps | rejected][count]
+  Buffer<double, kWhere> traj_q, traj_qd, traj_residual, traj_force;  // [slot][sample][width]
+
+  void reserve(const ModelWidths& w, int capacity, int slots, int samples) {
+    const auto c = static_cast<std::size_t>(capacity);
+    inputs.resize(c * w.inputs());
+    reals.resize(c * w.real_outputs());
+    status.resize(c);
+    slot.resize(c);
+    counts.resize(2 * c);
+    const std::size_t per_slot = static_cast<std::size_t>(slots) * samples;
+    traj_q.resize(per_slot * w.n);
+    traj_qd.resize(per_slot * w.n);
+    traj_residual.resize(per_slot * w.residual_slots);
+    traj_force.resize(per_slot * w.n);
+  }
+
+  // Views of a chunk of `count` systems packed at the start of the buffers.
+  BatchInputView input_view(const ModelWidths& w, int count) const {
+    const double* base = inputs.data();
+    const auto c = static_cast<std::size_t>(count);
+    return {count, base, base + c * w.params, base + c * (w.params + w.n)};
+  }
+  BatchOutputView output_view(const ModelWidths& w, int count) const {
+    const auto c = static_cast<std::size_t>(count);
+    double* r = reals.data();
+    BatchOutputView v;
+    v.count = count;
+    v.status = status.data();
+    v.t = r;
+    v.q = r + c;
+    v.qd = r + c * (1 + w.n);
+    v.residual_max = r + c * (1 + 2 * w.n);
+    v.force_max = r + c * (1 + 2 * w.n + w.residual_slots);
+    v.inconsistency_max = r + c * (2 + 2 * w.n + w.residual_slots);
+    v.steps = counts.data();
+    v.rejected = counts.data() + c;
+    v.traj_slot = slot.data();
+    v.traj_q = traj_q.data();
+    v.traj_qd = traj_qd.data();
+    v.traj_residual = traj_residual.data();
+    v.traj_force = traj_force.data();
+    return v;
+  }
+};
+
+// One of the two pipeline slots: device arrays, their pinned host mirror, a stream, and which
+// systems it holds.
+struct PipelineSlot {
+  ChunkArrays<Memory::kDevice> device;
+  ChunkArrays<Memory::kPinnedHost> host;
+  Stream stream;
+  Event kernel_start, kernel_stop;
+  int begin = 0, end = 0;             // systems [begin, end) in flight; empty when equal
+  std::vector<std::int32_t> slot_of;  // chunk-local trajectory slot -> the caller's slot
+};
+
+// Strided copy of `rows` rows of `count` elements: chunk arrays (pitch count) into batch-sized
+// arrays (pitch total) starting at column `begin`.
+template <class T>
+void copy_rows(T* dst, int total, int begin, const T* src, int count, int rows, cudaMemcpyKind kind,
+               cudaStream_t stream) {
+  if (rows == 0 || count == 0) return;
+  UKES_CUDA_CHECK(cudaMemcpy2DAsync(dst + begin, sizeof(T) * total, src, sizeof(T) * count,
+                                    sizeof(T) * count, static_cast<std::size_t>(rows), kind,
+                                    stream));
+}
+
+// Host-side gather/scatter between the caller's batch-strided arrays and a chunk's packed ones.
+template <class T>
+void gather_rows(T* chunk, const T* batch, int total, int begin, int count, int rows) {
+  for (int r = 0; r < rows; ++r)
+    std::memcpy(chunk + static_cast<std::size_t>(r) * count,
+                batch + static_cast<std::size_t>(r) * total + begin, sizeof(T) * count);
+}
+template <class T>
+void scatter_rows(T* batch, int total, int begin, const T* chunk, int count, int rows) {
+  for (int r = 0; r < rows; ++r)
+    std::memcpy(batch + static_cast<std::size_t>(r) * total + begin,
+                chunk + static_cast<std::size_t>(r) * count, sizeof(T) * count);
+}
+
+// The per-system results the statistics read, kept on the device for the whole batch.
+struct ResidentSummaries {
+  DeviceBuffer<std::int32_t> status;
+  DeviceBuffer<double> q, qd, residual_max, force_max;
+  DeviceBuffer<std::int64_t> steps;
+
+  void reserve(const ModelWidths& w, int total) {
+    const auto c = static_cast<std::size_t>(total);
+    status.resize(c);
+    q.resize(c * w.n);
+    qd.resize(c * w.n);
+    residual_max.resize(c * w.residual_slots);
+    force_max.resize(c);
+    steps.resize(c);
+  }
+  static std::size_t bytes_per_system(const ModelWidths& w) {
+    return sizeof(std::int32_t) + sizeof(std::int64_t) +
+           sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots + 1);
+  }
+  void append(const ModelWidths& w, int total, int begin, const BatchOutputView& chunk,
+              cudaStream_t stream) {
+    const int c = chunk.count;
+    const auto d2d = cudaMemcpyDeviceToDevice;
+    copy_rows(status.data(), total, begin, chunk.status, c, 1, d2d, stream);
+    copy_rows(q.data(), total, begin, chunk.q, c, w.n, d2d, stream);
+    copy_rows(qd.data(), total, begin, chunk.qd, c, w.n, d2d, stream);
+    copy_rows(residual_max.data(), total, begin, chunk.residual_max, c, w.residual_slots, d2d,
+              stream);
+    copy_rows(force_max.data(), total, begin, chunk.force_max, c, 1, d2d, stream);
+    copy_rows(steps.data(), total, begin, chunk.steps, c, 1, d2d, stream);
+  }
+  ThrustStatisticsInput view(const ModelWidths& w, int total) const {
+    ThrustStatisticsInput v;
+    v.count = total;
+    v.n = w.n;
+    v.residual_slots = w.residual_slots;
+    v.status = status.data();
+    v.q = q.data();
+    v.qd = qd.data();
+    v.residual_max = residual_max.data();
+    v.force_max = force_max.data();
+    v.steps = steps.data();
+    return v;
+  }
+};
+
+// Owns a cuSOLVER handle (only the staged path needs one).
+class SolverHandle {
+ public:
+  SolverHandle() { check(cusolverDnCreate(&handle_), "cusolverDnCreate"); }
+  SolverHandle(const SolverHandle&) = delete;
+  SolverHandle& operator=(const SolverHandle&) = delete;
+  ~SolverHandle() { cusolverDnDestroy(handle_); }
+  cusolverDnHandle_t get() const { return handle_; }
+
+ private:
+  cusolverDnHandle_t handle_ = nullptr;
+};
+
+// Device bytes per system of the staged path's workspace: per stage M and its factor, B, U, V and
+// the singular values, plus the integrator's per-system state (stage derivatives, statistics).
+template <class T>
+std::size_t staged_bytes_per_system(int n, int m) {
+  const std::size_t scalars =
+      static_cast<std::size_t>(2 * n * n + 2 * m * n + m * m + n * n + 40 * n + 8 * m + 64);
+  return scalars * sizeof(T) + 512;
+}
+
+inline constexpr int kMinChunkSystems = 1 << 16;  // enough threads to fill an H100 or H200
+inline constexpr int kChunkGranule = 4096;        // a multiple of every block size we launch
+inline constexpr int kPipelineDepth = 4;          // aim for at least this many chunks when large
+
+template <class Model, class T>
+class ChunkedRun {
+ public:
+  ChunkedRun(const GpuRunRequest& request, GpuRunReport& report)
+      : req_(request), report_(report), settings_(to_run_settings<T>(*request.settings)) {
+    widths_.n = Model::kN;
+    widths_.params = kParamCount<Model>;
+    widths_.residual_slots = kResidualSlots<Model>;
+    total_ = request.input.count;
+    const EnsembleSettings& s = *request.settings;
+    path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>,
+                            sizeof(T) == 8 ? Precision::kFp64 : Precision::kFp32);
+    report_.path = path_;
+  }
+
+  void run() {
+    plan();
+    if (req_.statistics) resident_.reserve(widths_, total_);
+    if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<SolverHandle>();
+    if (req_.sweep != nullptr) sweep_ = std::make_unique<DeviceSweep>(*req_.sweep);
+    for (auto& slot : slots_) {
+      slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
+      slot.host.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
+    }
+    int next = 0;
+    int c = 0;
+    for (; next < total_ && !cancelled(); ++c) {
+      PipelineSlot& slot = slots_[static_cast<std::size_t>(c % 2)];
+      drain(slot);  // the chunk this slot held two chunks ago
+      const int end = std::min(total_, next + chunk_);
+      launch(slot, next, end);
+      next = end;
+    }
+    for (int k = 0; k < 2; ++k) drain(slots_[static_cast<std::size_t>((c + k) % 2)]);
+    if (req_.statistics && next == total_) {
+      report_.statistics = device_statistics(resident_.view(widths_, total_),
+                                             slots_[0].stream.get(), &report_.failed_ids);
+    }
+  }
+
+ private:
+  bool cancelled() const {
+    const std::atomic<bool>* cancel = req_.settings->cancel;
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  }
+
+  // Chunk size from the memory budget: two slots of per-system arrays (plus the staged path's
+  // workspace), the trajectories, and the resident summaries.
+  void plan() {
+    std::size_t budget = req_.memory_budget;
+    if (budget == 0) {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      UKES_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      budget = free_bytes / 10 * 8;
+    }
+    if (req_.statistics) {
+      const std::size_t resident = ResidentSummaries::bytes_per_system(widths_) * total_;
+      if (resident >= budget) throw std::runtime_error("the batch's results do not fit on the GPU");
+      budget -= resident;
+    }
+    std::size_t per_system =
+        2 * (sizeof(double) * static_cast<std::size_t>(widths_.inputs() + widths_.real_outputs()) +
+             2 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t));
+    if (path_ == GpuPath::kCusolver)
+      per_system += staged_bytes_per_system<T>(Model::kN, kRows<Model>);
+    const std::size_t per_trajectory =
+        2 * sizeof(double) * static_cast<std::size_t>(settings_.samples) *
+        static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
+    const std::size_t all_trajectories = per_trajectory * req_.trajectory_slots;
+    const bool trajectories_fit = all_trajectories <= budget / 2;
+    if (trajectories_fit) {
+      budget -= all_trajectories;
+    } else {
+      per_system += per_trajectory;  // as if every system were recorded
+    }
+    const int wanted = std::max(kMinChunkSystems, (total_ + kPipelineDepth - 1) / kPipelineDepth);
+    const int fit = plan_chunk_systems(total_, per_system, budget, kChunkGranule);
+    chunk_ = std::min({total_, fit, wanted - wanted % kChunkGranule + kChunkGranule});
+    if (chunk_ <= 0) throw std::runtime_error("not enough GPU memory for one chunk of systems");
+    trajectory_capacity_ = trajectories_fit ? req_.trajectory_slots : chunk_;
+    trajectory_capacity_ = std::min(trajectory_capacity_, chunk_);
+    report_.chunk_systems = chunk_;
+  }
+
+  void launch(PipelineSlot& slot, int begin, int end) {
+    const int count = end - begin;
+    slot.begin = begin;
+    slot.end = end;
+    double* staging = slot.host.inputs.data();  // the packed layout of input_view
+    const auto c = static_cast<std::size_t>(count);
+    gather_rows(staging, req_.input.params, total_, begin, count, widths_.params);
+    gather_rows(staging + c * widths_.params, req_.input.q0, total_, begin, count, widths_.n);
+    gather_rows(staging + c * (widths_.params + widths_.n), req_.input.qd0, total_, begin, count,
+                widths_.n);
+    assign_trajectory_slots(slot, begin, end);
+
+    cudaStream_t stream = slot.stream.get();
+    const std::size_t input_bytes = sizeof(double) * count * widths_.inputs();
+    UKES_CUDA_CHECK(cudaMemcpyAsync(slot.device.inputs.data(), slot.host.inputs.data(), input_bytes,
+                                    cudaMemcpyHostToDevice, stream));
+    UKES_CUDA_CHECK(cudaMemcpyAsync(slot.device.slot.data(), slot.host.slot.data(),
+                                    sizeof(std::int32_t) * count, cudaMemcpyHostToDevice, stream));
+    if (sweep_)
+      sweep_->generate(slot.device.inputs.data(), count, widths_.params, widths_.n,
+                       req_.sweep_first + begin, stream);
+    const BatchInputView d_in = slot.device.input_view(widths_, count);
+    const BatchOutputView d_out = slot.device.output_view(widths_, count);
+    slot.kernel_start.record(stream);
+    if (path_ == GpuPath::kFused) {
+      launch_fused_path<Model, T>(d_in, settings_, d_out, stream);
+    } else {
+      run_staged_path<Model, T>(d_in, settings_, d_out, stream, solver_->get(),
+                                req_.settings->cancel);
+    }
+    slot.kernel_stop.record(stream);
+    if (req_.statistics) resident_.append(widths_, total_, begin, d_out, stream);
+    copy_out(slot, count);
+    ++report_.chunks;
+  }
+
+  // Chunk-local trajectory slots, numbered in system order; slot_of maps them back.
+  void assign_trajectory_slots(PipelineSlot& slot, int begin, int end) {
+    slot.slot_of.clear();
+    std::int32_t* local = slot.host.slot.data();
+    for (int i = begin; i < end; ++i) {
+      const std::int32_t global = req_.output.traj_slot ? req_.output.traj_slot[i] : -1;
+      if (global >= 0) {
+        local[i - begin] = static_cast<std::int32_t>(slot.slot_of.size());
+        slot.slot_of.push_back(global);
+      } else {
+        local[i - begin] = -1;
+      }
+    }
+    if (static_cast<int>(slot.slot_of.size()) > trajectory_capacity_)
+      throw std::logic_error("chunk records more trajectories than planned");
+  }
+
+  void copy_out(PipelineSlot& slot, int count) {
+    cudaStream_t stream = slot.stream.get();
+    const auto d2h = cudaMemcpyDeviceToHost;
+    auto copy = [&](auto* dst, const auto* src, std::size_t elements) {
+      if (elements == 0) return;
+      UKES_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(*src) * elements, d2h, stream));
+    };
+    const auto c = static_cast<std::size_t>(count);
+    copy(slot.host.reals.data(), slot.device.reals.data(), c * widths_.real_outputs());
+    copy(slot.host.status.data(), slot.device.status.data(), c);
+    copy(slot.host.counts.data(), slot.device.counts.data(), 2 * c);
+    const std::size_t per = slot.slot_of.size() * static_cast<std::size_t>(settings_.samples);
+    copy(slot.host.traj_q.data(), slot.device.traj_q.data(), per * widths_.n);
+    copy(slot.host.traj_qd.data(), slot.device.traj_qd.data(), per * widths_.n);
+    copy(slot.host.traj_residual.data(), slot.device.traj_residual.data(),
+         per * widths_.residual_slots);
+    copy(slot.host.traj_force.data(), slot.device.traj_force.data(), per * widths_.n);
+  }
+
+  // Waits for the slot's chunk, moves its results into the caller's arrays and reports them.
+  void drain(PipelineSlot& slot) {
+    if (slot.begin == slot.end) return;
+    slot.stream.synchronize();
+    report_.device_s += 1e-3 * elapsed_ms(slot.kernel_start, slot.kernel_stop);
+    const int count = slot.end - slot.begin;
+    const BatchOutputView h = slot.host.output_view(widths_, count);
+    const BatchOutputView& out = req_.output;
+    scatter_rows(out.status, total_, slot.begin, h.status, count, 1);
+    scatter_rows(out.t, total_, slot.begin, h.t, count, 1);
+    scatter_rows(out.q, total_, slot.begin, h.q, count, widths_.n);
+    scatter_rows(out.qd, total_, slot.begin, h.qd, count, widths_.n);
+    scatter_rows(out.residual_max, total_, slot.begin, h.residual_max, count,
+                 widths_.residual_slots);
+    scatter_rows(out.force_max, total_, slot.begin, h.force_max, count, 1);
+    scatter_rows(out.inconsistency_max, total_, slot.begin, h.inconsistency_max, count, 1);
+    scatter_rows(out.steps, total_, slot.begin, h.steps, count, 1);
+    scatter_rows(out.rejected, total_, slot.begin, h.rejected, count, 1);
+    scatter_trajectories(slot);
+    if (req_.on_chunk != nullptr) req_.on_chunk(req_.user, slot.begin, slot.end);
+    slot.begin = slot.end = 0;
+  }
+
+  void scatter_trajectories(const PipelineSlot& slot) {
+    const BatchOutputView& out = req_.output;
+    const std::size_t k = static_cast<std::size_t>(settings_.samples);
+    const std::size_t n = static_cast<std::size_t>(widths_.n);
+    const std::size_t r = static_cast<std::size_t>(widths_.residual_slots);
+    for (std::size_t local = 0; local < slot.slot_of.size(); ++local) {
+      const auto global = static_cast<std::size_t>(slot.slot_of[local]);
+      std::memcpy(out.traj_q + global * k * n, slot.host.traj_q.data() + local * k * n,
+                  sizeof(double) * k * n);
+      std::memcpy(out.traj_qd + global * k * n, slot.host.traj_qd.data() + local * k * n,
+                  sizeof(double) * k * n);
+      std::memcpy(out.traj_force + global * k * n, slot.host.traj_force.data() + local * k * n,
+                  sizeof(double) * k * n);
+      if (r > 0)
+        std::memcpy(out.traj_residual + global * k * r,
+                    slot.host.traj_residual.data() + local * k * r, sizeof(double) * k * r);
+    }
+  }
+
+  const GpuRunRequest& req_;
+  GpuRunReport& report_;
+  RunSettings<T> settings_;
+  ModelWidths widths_;
+  int total_ = 0;
+  int chunk_ = 0;
+  int trajectory_capacity_ = 0;
+  GpuPath path_ = GpuPath::kFused;
+  ResidentSummaries resident_;
+  std::unique_ptr<SolverHandle> solver_;
+  std::unique_ptr<DeviceSweep> sweep_;
+  std::array<PipelineSlot, 2> slots_;
+};
+
+// Runs request.input on the GPU in request.settings' precision. Throws on any CUDA error.
+template <class Model>
+void run_model_on_gpu(const GpuRunRequest& request, GpuRunReport& report) {
+  if (request.settings->precision == Precision::kFp64) {
+    ChunkedRun<Model, double>(request, report).run();
+  } else {
+    ChunkedRun<Model, float>(request, report).run();
+  }
+}
+
+}  // namespace ukes::cuda

@@ -1,0 +1,242 @@
+// The staged path's CUDA executor: the per-system steps as kernels (one thread per system) on a
+// stream, the mass matrices factored by cusolverDn{D,S}potrfBatched and the constraint matrices
+// B = A L^-T by cusolverDn{D,S}gesvdjBatched (m, n <= 32). Device workspace is allocated once
+// per run. Every CUDA and cuSOLVER call is checked; a failure throws std::runtime_error naming
+// the call.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/staged/staged_integrator.hpp"
+
+namespace ukes {
+namespace staged_cuda {
+
+inline void check_cuda(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  std::string what(call);
+  what += " failed: ";
+  what += cudaGetErrorString(status);
+  throw std::runtime_error(what);
+}
+
+inline void check_cusolver(cusolverStatus_t status, const char* call) {
+  if (status == CUSOLVER_STATUS_SUCCESS) return;
+  std::string what(call);
+  what += " failed: cuSOLVER status ";
+  what += std::to_string(static_cast<int>(status));
+  throw std::runtime_error(what);
+}
+
+// `count` elements of device memory, freed with the owner.
+template <class E>
+class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t count) {
+    if (count > 0)
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(E)), "cudaMalloc");
+  }
+  ~DeviceArray() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  E* get() const { return data_; }
+
+ private:
+  E* data_ = nullptr;
+};
+
+// The solver's parameters of gesvdj (defaults: tolerance eps, at most 100 sweeps, sorted).
+class GesvdjParams {
+ public:
+  GesvdjParams() {
+    check_cusolver(cusolverDnCreateGesvdjInfo(&info_), "cusolverDnCreateGesvdjInfo");
+  }
+  ~GesvdjParams() { cusolverDnDestroyGesvdjInfo(info_); }
+  GesvdjParams(const GesvdjParams&) = delete;
+  GesvdjParams& operator=(const GesvdjParams&) = delete;
+  gesvdjInfo_t get() const { return info_; }
+
+ private:
+  gesvdjInfo_t info_ = nullptr;
+};
+
+// cuSOLVER's batched routines by precision: lower Cholesky (lda = n), and the full SVD with
+// vectors of B (m x n, lda = ldu = m, ldv = n).
+inline cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, double** a, int* info,
+                                      int batch) {
+  return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, batch);
+}
+inline cusolverStatus_t potrf_batched(cusolverDnHandle_t h, int n, float** a, int* info,
+                                      int batch) {
+  return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, batch);
+}
+inline cusolverStatus_t gesvdj_batched_buffer_size(cusolverDnHandle_t h, int m, int n,
+                                                   const double* b, const double* s,
+                                                   const double* u, const double* v, int* lwork,
+                                                   gesvdjInfo_t params, int batch) {
+  return cusolverDnDgesvdjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, m, n, b, m, s, u, m, v, n,
+                                             lwork, params, batch);
+}
+inline cusolverStatus_t gesvdj_batched_buffer_size(cusolverDnHandle_t h, int m, int n,
+                                                   const float* b, const float* s, const float* u,
+                                                   const float* v, int* lwork, gesvdjInfo_t params,
+                                                   int batch) {
+  return cusolverDnSgesvdjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, m, n, b, m, s, u, m, v, n,
+                                             lwork, params, batch);
+}
+inline cusolverStatus_t gesvdj_batched(cusolverDnHandle_t h, int m, int n, double* b, double* s,
+                                       double* u, double* v, double* work, int lwork, int* info,
+                                       gesvdjInfo_t params, int batch) {
+  return cusolverDnDgesvdjBatched(h, CUSOLVER_EIG_MODE_VECTOR, m, n, b, m, s, u, m, v, n, work,
+                                  lwork, info, params, batch);
+}
+inline cusolverStatus_t gesvdj_batched(cusolverDnHandle_t h, int m, int n, float* b, float* s,
+                                       float* u, float* v, float* work, int lwork, int* info,
+                                       gesvdjInfo_t params, int batch) {
+  return cusolverDnSgesvdjBatched(h, CUSOLVER_EIG_MODE_VECTOR, m, n, b, m, s, u, m, v, n, work,
+                                  lwork, info, params, batch);
+}
+
+template <class F>
+__global__ void for_each_system_kernel(int count, F f) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) f(i);
+}
+
+}  // namespace staged_cuda
+
+template <class Model, class T>
+class CudaStagedExecutor {
+  static constexpr int kN = Model::kN;
+  static constexpr int kM = kRows<Model>;
+  static_assert(kN <= 32 && kM <= 32, "gesvdjBatched takes m, n <= 32");
+  using Workspace = StagedWorkspace<Model, T>;
+  template <class E>
+  using DeviceArray = staged_cuda::DeviceArray<E>;
+  static constexpr int kThreads = 128;
+
+  static std::size_t per(int count, int each) {
+    return static_cast<std::size_t>(count) * static_cast<std::size_t>(each);
+  }
+
+ public:
+  CudaStagedExecutor(int count, cudaStream_t stream, cusolverDnHandle_t solver)
+      : stream_(stream),
+        solver_(solver),
+        systems_(per(count, 1)),
+        scratch_(per(count, 1)),
+        mass_(per(count, kN * kN)),
+        mass_ptr_(per(count, 1)),
+        mass_info_(per(count, 1)),
+        b_(per(count, kM * kN)),
+        s_(per(count, Workspace::kS)),
+        u_(per(count, kM * kM)),
+        v_(per(count, kN * kN)),
+        svd_info_(per(count, 1)),
+        active_(1) {
+    using staged_cuda::check_cuda;
+    using staged_cuda::check_cusolver;
+    ws_.count = count;
+    ws_.systems = systems_.get();
+    ws_.scratch = scratch_.get();
+    ws_.mass = mass_.get();
+    ws_.mass_info = mass_info_.get();
+    ws_.b = b_.get();
+    ws_.s = s_.get();
+    ws_.u = u_.get();
+    ws_.v = v_.get();
+    ws_.active = active_.get();
+    check_cusolver(cusolverDnSetStream(solver_, stream_), "cusolverDnSetStream");
+    // potrfBatched takes an array of matrix pointers.
+    std::vector<T*> pointers(per(count, 1));
+    for (int i = 0; i < count; ++i) pointers[static_cast<std::size_t>(i)] = ws_.mass_of(i);
+    check_cuda(cudaMemcpyAsync(mass_ptr_.get(), pointers.data(), pointers.size() * sizeof(T*),
+                               cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync(mass pointers)");
+    if constexpr (kM > 0) {
+      check_cusolver(
+          staged_cuda::gesvdj_batched_buffer_size(solver_, kM, kN, ws_.b, ws_.s, ws_.u, ws_.v,
+                                                  &svd_lwork_, svd_params_.get(), count),
+          "cusolverDn<t>gesvdjBatched_bufferSize");
+      svd_work_ = std::make_unique<DeviceArray<T>>(static_cast<std::size_t>(svd_lwork_));
+    }
+    check_cuda(cudaMallocHost(reinterpret_cast<void**>(&active_host_), sizeof(int)),
+               "cudaMallocHost");
+    // `pointers` dies with this constructor: the copy must have completed.
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  ~CudaStagedExecutor() {
+    cudaStreamSynchronize(stream_);  // nothing may still use the workspace freed below
+    if (active_host_ != nullptr) cudaFreeHost(active_host_);
+  }
+  CudaStagedExecutor(const CudaStagedExecutor&) = delete;
+  CudaStagedExecutor& operator=(const CudaStagedExecutor&) = delete;
+
+  const Workspace& workspace() const { return ws_; }
+
+  template <class F>
+  void for_each_system(const F& f) {
+    const int blocks = (ws_.count + kThreads - 1) / kThreads;
+    staged_cuda::for_each_system_kernel<<<blocks, kThreads, 0, stream_>>>(ws_.count, f);
+    staged_cuda::check_cuda(cudaGetLastError(), "staged per-system kernel launch");
+  }
+
+  void factor_mass() {
+    staged_cuda::check_cusolver(
+        staged_cuda::potrf_batched(solver_, kN, mass_ptr_.get(), ws_.mass_info, ws_.count),
+        "cusolverDn<t>potrfBatched");
+  }
+
+  // A matrix the Jacobi sweeps leave unconverged (info > 0) is used as it is, as the fused path
+  // does at its own sweep cap.
+  void factor_constraints() {
+    if constexpr (kM > 0) {
+      staged_cuda::check_cusolver(
+          staged_cuda::gesvdj_batched(solver_, kM, kN, ws_.b, ws_.s, ws_.u, ws_.v, svd_work_->get(),
+                                      svd_lwork_, svd_info_.get(), svd_params_.get(), ws_.count),
+          "cusolverDn<t>gesvdjBatched");
+    }
+  }
+
+  void clear_active() {
+    staged_cuda::check_cuda(cudaMemsetAsync(ws_.active, 0, sizeof(int), stream_),
+                            "cudaMemsetAsync(active)");
+  }
+
+  int active() {
+    staged_cuda::check_cuda(
+        cudaMemcpyAsync(active_host_, ws_.active, sizeof(int), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync(active)");
+    staged_cuda::check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    return *active_host_;
+  }
+
+ private:
+  cudaStream_t stream_;
+  cusolverDnHandle_t solver_;
+  DeviceArray<StagedSystem<Model, T>> systems_;
+  DeviceArray<StageScratch<Model, T>> scratch_;
+  DeviceArray<T> mass_;
+  DeviceArray<T*> mass_ptr_;
+  DeviceArray<int> mass_info_;
+  DeviceArray<T> b_, s_, u_, v_;
+  DeviceArray<int> svd_info_;
+  DeviceArray<int> active_;
+  staged_cuda::GesvdjParams svd_params_;
+  int svd_lwork_ = 0;
+  std::unique_ptr<DeviceArray<T>> svd_work_;
+  int* active_host_ = nullptr;
+  Workspace ws_;
+};
+
+}  // namespace ukes

@@ -1,0 +1,155 @@
+// Loads the CUDA module with dlopen and asks it for a device. Nothing here links CUDA, so every
+// way the GPU can be missing (no module built, no driver, no device, too old a device) ends as a
+// reason string and the CPU backend runs instead.
+#include "kernels/backend/gpu/gpu_backend.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <string_view>
+
+#ifndef UKES_CUDA_MODULE_BUILD_PATH
+#define UKES_CUDA_MODULE_BUILD_PATH ""
+#endif
+
+namespace ukes {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kModuleFile = "libukes_cuda.so";
+
+struct LoadedModule {
+  GpuAvailability availability;
+  const GpuModule* module = nullptr;
+};
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+// Where to look, in order: $UKES_CUDA_MODULE, beside the executable, one level up (test and
+// benchmark binaries live in subfolders of the build tree), the build tree this was built in.
+std::vector<fs::path> module_candidates() {
+  if (const char* env = std::getenv("UKES_CUDA_MODULE"); env != nullptr && *env != '\0')
+    return {fs::path(env)};
+  std::vector<fs::path> paths;
+  const fs::path dir = executable_dir();
+  if (!dir.empty()) {
+    paths.push_back(dir / kModuleFile);
+    paths.push_back(dir.parent_path() / kModuleFile);
+  }
+  if (std::string_view(UKES_CUDA_MODULE_BUILD_PATH).size() > 0)
+    paths.emplace_back(UKES_CUDA_MODULE_BUILD_PATH);
+  return paths;
+}
+
+LoadedModule load() {
+  LoadedModule loaded;
+  GpuAvailability& a = loaded.availability;
+  if (const char* off = std::getenv("UKES_DISABLE_GPU");
+      off != nullptr && *off != '\0' && std::string_view(off) != "0") {
+    a.reason = "UKES_DISABLE_GPU is set";
+    return loaded;
+  }
+  if (std::string_view(UKES_CUDA_MODULE_BUILD_PATH).empty() &&
+      std::getenv("UKES_CUDA_MODULE") == nullptr) {
+    a.reason = "this build has no CUDA backend (nvcc was not found when it was configured)";
+    return loaded;
+  }
+  fs::path found;
+  for (const fs::path& p : module_candidates()) {
+    std::error_code ec;
+    if (fs::exists(p, ec)) {
+      found = p;
+      break;
+    }
+  }
+  if (found.empty()) {
+    a.reason =
+        std::string("the CUDA module ") + kModuleFile + " was not found (set UKES_CUDA_MODULE)";
+    return loaded;
+  }
+  a.module = found.string();
+  // Never unloaded: the module's CUDA runtime state lives until the process exits.
+  void* handle = dlopen(a.module.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    a.reason = "cannot load " + a.module + ": " + (err ? err : "unknown dlopen error");
+    return loaded;
+  }
+  using Entry = const GpuModule* (*)();
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, kUkesCudaModuleSymbol));
+  const GpuModule* module = entry ? entry() : nullptr;
+  if (module == nullptr) {
+    a.reason = a.module + " does not export " + kUkesCudaModuleSymbol;
+    return loaded;
+  }
+  if (module->abi != kGpuModuleAbi) {
+    a.reason = a.module + " was built for another version of ukes (module ABI " +
+               std::to_string(module->abi) + ", expected " + std::to_string(kGpuModuleAbi) + ")";
+    return loaded;
+  }
+  char why[512] = {};
+  if (module->probe(&a.info, why, sizeof why) != 0) {
+    a.reason = why;
+    return loaded;
+  }
+  a.available = true;
+  loaded.module = module;
+  return loaded;
+}
+
+const LoadedModule& loaded_module() {
+  static const LoadedModule loaded = load();
+  return loaded;
+}
+
+}  // namespace
+
+const GpuAvailability& gpu_availability() { return loaded_module().availability; }
+
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
+                              const std::vector<std::int32_t>& traj_ids, bool statistics,
+                              const SweepSpec* sweep, std::int64_t sweep_first) {
+  const LoadedModule& loaded = loaded_module();
+  if (loaded.module == nullptr)
+    throw std::runtime_error("no usable GPU: " + loaded.availability.reason);
+  if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
+  results.allocate(batch, s.samples, traj_ids);
+  results.backend = "gpu";
+  GpuRunRequest request;
+  request.model = batch.model->name.c_str();
+  request.settings = &s;
+  request.input = batch.view();
+  request.output = results.view();
+  request.trajectory_slots = static_cast<int>(traj_ids.size());
+  request.statistics = statistics;
+  request.memory_budget = s.gpu_memory_budget;
+  request.sweep = sweep;
+  request.sweep_first = sweep_first;
+  GpuRunReport report;
+  // One device, one run at a time: concurrent runs would only compete for its memory.
+  static std::mutex device_mutex;
+  const std::lock_guard lock(device_mutex);
+  const auto start = std::chrono::steady_clock::now();
+  char error[1024] = {};
+  if (batch.count > 0 && loaded.module->run(&request, &report, error, sizeof error) != 0)
+    throw std::runtime_error(std::string("GPU run failed: ") + error);
+  results.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace ukes

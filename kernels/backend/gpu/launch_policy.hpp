@@ -1,0 +1,42 @@
+// How the CUDA backend lays out a batch: which path integrates it, and how many systems go to the
+// device at once. Plain host code (no CUDA), so the policy is unit-tested on any machine.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/ensemble/ensemble.hpp"
+
+namespace ukes {
+
+// The matrices that dominate one right-hand side's live registers in the fused kernel: the mass
+// matrix's Cholesky factor (n x n) and A L^-T (m x n), whose SVD is taken in place.
+constexpr int fused_matrix_scalars(int n, int m) { return n * n + m * n; }
+
+// 32-bit registers those matrices may take before the fused kernel spills to local memory. With a
+// thread's limit of 255 this puts the switch near n = m = 8 in FP64 (n = 11 in FP32), the usual
+// rule of thumb; re-measure when kernels change (ptxas -v reports spills).
+inline constexpr int kFusedMatrixRegisters = 256;
+
+// kAuto: the fused kernel (one system per thread) while a system fits in registers, the cuSOLVER
+// path (batched Cholesky and Jacobi SVD per stage) beyond. An explicit request is kept.
+constexpr GpuPath choose_gpu_path(GpuPath requested, int n, int m, Precision precision) {
+  if (requested != GpuPath::kAuto) return requested;
+  const int registers_per_scalar = precision == Precision::kFp64 ? 2 : 1;
+  return fused_matrix_scalars(n, m) * registers_per_scalar <= kFusedMatrixRegisters
+             ? GpuPath::kFused
+             : GpuPath::kCusolver;
+}
+
+// Systems per device chunk: as many as `budget` bytes hold at `bytes_per_system`, rounded down to
+// a multiple of `granule` (a full wave of thread blocks), at least one granule and at most `count`.
+constexpr int plan_chunk_systems(int count, std::size_t bytes_per_system, std::size_t budget,
+                                 int granule) {
+  if (count <= 0) return 0;
+  std::size_t fit =
+      bytes_per_system > 0 ? budget / bytes_per_system : static_cast<std::size_t>(count);
+  if (granule > 1) fit -= fit % static_cast<std::size_t>(granule);
+  if (fit < static_cast<std::size_t>(granule)) fit = static_cast<std::size_t>(granule);
+  return fit >= static_cast<std::size_t>(count) ? count : static_cast<int>(fit);
+}
+
+}  // namespace ukes

@@ -1,0 +1,31 @@
+// The host's EnsembleSettings (double) as the per-run settings a backend launches with, in the
+// working precision T.
+#pragma once
+
+#include "kernels/ensemble/ensemble.hpp"
+#include "kernels/ensemble/run_settings.hpp"
+
+namespace ukes {
+
+template <class T>
+RunSettings<T> to_run_settings(const EnsembleSettings& e) {
+  RunSettings<T> s;
+  s.method = e.method;
+  s.t0 = T(e.t0);
+  s.t_end = T(e.t_end);
+  s.dt = T(e.dt);
+  s.rtol = T(e.rtol);
+  s.atol = T(e.atol);
+  s.max_steps = e.max_steps;
+  s.dynamics.alpha = T(e.alpha);
+  s.dynamics.beta = T(e.beta);
+  s.dynamics.rank_rtol = T(e.rank_rtol);
+  s.assemble = e.assemble;
+  s.projection = e.projection;
+  s.projection_tol = T(e.projection_tol);
+  s.inconsistency_tol = T(e.inconsistency_tol);
+  s.samples = e.samples;
+  return s;
+}
+
+}  // namespace ukes

@@ -1,0 +1,246 @@
+// The GPU backend against the CPU backend, for every catalogue model, both GPU paths, both
+// precisions, RK4 and DOPRI5: same statuses, and final states and residual maxima that agree to
+// rounding (RK4 FP64: 1e-12 relative) or within the integration tolerances (DOPRI5, where the
+// step-size sequences may part at a rounding-level difference). Needs a GPU: without one every
+// test here is skipped, saying why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/backend/gpu/gpu_backend.hpp"
+#include "kernels/ensemble/statistics.hpp"
+#include "kernels/models/model_info.hpp"
+#include "kernels/sweep/sweep.hpp"
+
+namespace ukes {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                 \
+  do {                                                                     \
+    if (!gpu_availability().available)                                     \
+      GTEST_SKIP() << "no usable GPU here: " << gpu_availability().reason; \
+  } while (false)
+
+// `count` systems around the model's defaults: parameters within +-4%, first coordinate nudged,
+// then assembled onto the constraint set, so no two systems are alike.
+Batch varied_batch(const ModelInfo& m, int count) {
+  Batch b = Batch::defaults(m, count);
+  for (int i = 0; i < count; ++i) {
+    const double u = (i % 17) / 16.0 - 0.5;  // in [-0.5, 0.5]
+    for (std::size_t k = 0; k < m.params.size(); ++k)
+      if (!m.params[k].structural) b.param(static_cast<int>(k), i) *= 1.0 + 0.08 * u;
+    b.q(0, i) += 1e-3 * u;
+  }
+  return b;
+}
+
+EnsembleSettings settings_for(const ModelInfo& m, Method method, Precision precision) {
+  EnsembleSettings s = EnsembleSettings::for_model(m);
+  s.method = method;
+  s.precision = precision;
+  s.assemble = true;
+  s.samples = 5;
+  if (method == Method::kRk4) {
+    s.dt = m.t_end / 1000.0;
+    s.t_end = s.t0 + 200 * s.dt;
+  } else {
+    s.t_end = 0.2 * m.t_end;
+    s.rtol = s.atol = precision == Precision::kFp64 ? 1e-9 : 1e-5;
+  }
+  return s;
+}
+
+// Relative agreement allowed on final states and residual maxima.
+double tolerance(Method method, Precision precision) {
+  if (method == Method::kRk4) return precision == Precision::kFp64 ? 1e-12 : 1e-4;
+  return precision == Precision::kFp64 ? 1e-6 : 1e-2;
+}
+
+bool close(double gpu, double cpu, double tol, double scale) {
+  if (std::isnan(gpu) || std::isnan(cpu)) return std::isnan(gpu) && std::isnan(cpu);
+  return std::abs(gpu - cpu) <= tol * std::max({std::abs(cpu), std::abs(gpu), scale});
+}
+
+using Case = std::tuple<std::string, GpuPath, Precision, Method>;
+
+class GpuAgreement : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GpuAgreement, FinalStatesAndResidualsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto& [name, path, precision, method] = GetParam();
+  const ModelInfo& m = *find_model(name);
+  const int count = 1000;
+  const Batch batch = varied_batch(m, count);
+  EnsembleSettings s = settings_for(m, method, precision);
+  s.gpu_path = path;
+  const std::vector<std::int32_t> recorded = {0, 7, count - 1};
+  BatchResults cpu, gpu;
+  run_ensemble_cpu(batch, s, cpu, recorded);
+  const GpuRunReport report = run_ensemble_gpu(batch, s, gpu, recorded, true);
+  EXPECT_EQ(report.path, path);
+
+  const double tol = tolerance(method, precision);
+  int ok = 0;
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
+    if (cpu.status[i] != 0) continue;
+    ++ok;
+    for (int j = 0; j < m.n; ++j) {
+      EXPECT_PRED4(close, gpu.q_at(j, i), cpu.q_at(j, i), tol, 1.0) << "q" << j << " of " << i;
+      EXPECT_PRED4(close, gpu.qd_at(j, i), cpu.qd_at(j, i), tol, 1.0) << "qd" << j << " of " << i;
+    }
+    // Residual maxima are rounding-level themselves: compare them at the scale of the state.
+    for (int r = 0; r < m.residual_slots(); ++r)
+      EXPECT_PRED4(close, gpu.residual_at(r, i), cpu.residual_at(r, i), tol, 1.0)
+          << "residual slot " << r << " of " << i;
+    if (method == Method::kRk4) {
+      EXPECT_EQ(gpu.steps[i], cpu.steps[i]);
+    }
+  }
+  EXPECT_GT(ok, count / 2) << "too few systems ended ok to compare";
+  // Trajectories of the recorded systems, sample by sample.
+  for (std::size_t slot = 0; slot < recorded.size(); ++slot)
+    for (int k = 0; k < s.samples; ++k)
+      for (int j = 0; j < m.n; ++j)
+        EXPECT_PRED4(close, gpu.traj_q_at(static_cast<int>(slot), k, j),
+                     cpu.traj_q_at(static_cast<int>(slot), k, j), tol, 1.0);
+  // Statistics computed on the device equal those of the host over the GPU's own results.
+  std::vector<std::int32_t> failed;
+  for (int i = 0; i < count; ++i)
+    if (gpu.status[i] != 0) failed.push_back(i);
+  EXPECT_EQ(report.failed_ids, failed);
+  const EnsembleStatistics host = ensemble_statistics(gpu);
+  EXPECT_EQ(report.statistics.ok, host.ok);
+  EXPECT_EQ(report.statistics.by_status, host.by_status);
+  ASSERT_EQ(report.statistics.q.size(), host.q.size());
+  for (std::size_t j = 0; j < host.q.size(); ++j) {
+    EXPECT_EQ(report.statistics.q[j].p50, host.q[j].p50);
+    EXPECT_EQ(report.statistics.q[j].max, host.q[j].max);
+    EXPECT_NEAR(report.statistics.q[j].mean, host.q[j].mean,
+                1e-13 * std::max(1.0, std::abs(host.q[j].mean)));
+  }
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const ModelInfo& m : catalogue_info())
+    for (GpuPath path : {GpuPath::kFused, GpuPath::kCusolver})
+      for (Precision p : {Precision::kFp64, Precision::kFp32})
+        for (Method method : {Method::kRk4, Method::kDopri5})
+          cases.emplace_back(m.name, path, p, method);
+  return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const auto& [name, path, precision, method] = info.param;
+  return name + (path == GpuPath::kFused ? "_fused" : "_cusolver") +
+         (precision == Precision::kFp64 ? "_fp64" : "_fp32") +
+         (method == Method::kRk4 ? "_rk4" : "_dopri5");
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, GpuAgreement, ::testing::ValuesIn(all_cases()), case_name);
+
+// A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
+// reports every system exactly once, in order.
+TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {
+  SKIP_WITHOUT_GPU();
+  const ModelInfo& m = *find_model("scara");
+  const int count = 20000;
+  const Batch batch = varied_batch(m, count);
+  EnsembleSettings s = settings_for(m, Method::kRk4, Precision::kFp64);
+  BatchResults whole, chunked;
+  const std::vector<std::int32_t> recorded = {count - 1, 0, 12345};  // not in system order
+  const GpuRunReport one = run_ensemble_gpu(batch, s, whole, recorded);
+  s.gpu_memory_budget = 4u << 20;  // a few thousand systems at a time
+  const GpuRunReport many = run_ensemble_gpu(batch, s, chunked, recorded);
+  EXPECT_EQ(one.chunks, 1);
+  EXPECT_GE(many.chunks, 3);
+  EXPECT_EQ(whole.status, chunked.status);
+  EXPECT_EQ(whole.q, chunked.q);
+  EXPECT_EQ(whole.qd, chunked.qd);
+  EXPECT_EQ(whole.residual_max, chunked.residual_max);
+  EXPECT_EQ(whole.steps, chunked.steps);
+  EXPECT_EQ(whole.traj_q, chunked.traj_q);
+  EXPECT_EQ(whole.traj_residual, chunked.traj_residual);
+}
+
+// A system that cannot meet its constraints fails alone, the same way on both backends.
+TEST(GpuFailures, AnUnreachableScaraTargetFailsOnlyItsSystem) {
+  SKIP_WITHOUT_GPU();
+  const ModelInfo& m = *find_model("scara");
+  Batch batch = varied_batch(m, 64);
+  const int yc = m.param_index("yc");
+  ASSERT_GE(yc, 0);
+  batch.param(yc, 5) = 1.0;  // a circle beyond the arm's reach l1 + l2 = 0.45
+  EnsembleSettings s = settings_for(m, Method::kDopri5, Precision::kFp64);
+  BatchResults cpu, gpu;
+  run_ensemble_cpu(batch, s, cpu);
+  run_ensemble_gpu(batch, s, gpu);
+  EXPECT_EQ(gpu.status, cpu.status);
+  EXPECT_NE(gpu.status[5], 0);
+  for (int i = 0; i < 64; ++i) {
+    if (i != 5) {
+      EXPECT_EQ(gpu.status[i], 0) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ukes
+
+namespace ukes {
+namespace {
+
+// Swept inputs regenerated on the device equal the host's: the runs agree as closely as runs on
+// identical inputs do, for every sampler and distribution.
+TEST(GpuSweep, DeviceGeneratedSweepsIntegrateTheHostsInputs) {
+  SKIP_WITHOUT_GPU();
+  const ModelInfo& m = *find_model("duffing");
+  for (Sampler sampler : {Sampler::kRandom, Sampler::kLhs, Sampler::kSobol}) {
+    SweepSpec sweep;
+    sweep.count = 5000;
+    sweep.seed = 11;
+    sweep.sampler = sampler;
+    auto dimension = [&](const char* name, SweepTarget::Kind kind, int index, Distribution d) {
+      SweepDimension dim;
+      dim.name = name;
+      dim.target = {kind, index};
+      dim.distribution = std::move(d);
+      sweep.dimensions.push_back(dim);
+    };
+    dimension("params.m1", SweepTarget::Kind::kParam, m.param_index("m1"),
+              {DistributionKind::kUniform, 1.5, 2.5, {}});
+    dimension("q0[0]", SweepTarget::Kind::kQ0, 0, {DistributionKind::kNormal, 1.0, 0.01, {}});
+    dimension("qd0[1]", SweepTarget::Kind::kQd0, 1, {DistributionKind::kLognormal, 0.5, 0.1, {}});
+    dimension("params.k1", SweepTarget::Kind::kParam, m.param_index("k1"),
+              {DistributionKind::kValues, 0, 0, {8.0, 10.0, 12.0}});
+    Batch batch = Batch::defaults(m, static_cast<int>(sweep.count));
+    apply_sweep(sweep, batch);
+    const EnsembleSettings s = settings_for(m, Method::kRk4, Precision::kFp64);
+    BatchResults cpu, gpu;
+    run_ensemble_cpu(batch, s, cpu);
+    // The second half of the sweep as a batch of its own: system i is sweep system half + i.
+    const int half = batch.count / 2;
+    Batch tail = Batch::defaults(m, batch.count - half);
+    for (int i = 0; i < tail.count; ++i) {
+      for (std::size_t k = 0; k < m.params.size(); ++k)
+        tail.param(static_cast<int>(k), i) = batch.param(static_cast<int>(k), half + i);
+      for (int j = 0; j < m.n; ++j) {
+        tail.q(j, i) = batch.q(j, half + i);
+        tail.qd(j, i) = batch.qd(j, half + i);
+      }
+    }
+    run_ensemble_gpu(tail, s, gpu, {}, false, &sweep, half);
+    for (int i = 0; i < tail.count; ++i)
+      for (int j = 0; j < m.n; ++j)
+        ASSERT_PRED4(close, gpu.q_at(j, i), cpu.q_at(j, half + i), 1e-12, 1.0)
+            << "sampler " << static_cast<int>(sampler) << ", system " << half + i;
+  }
+}
+
+}  // namespace
+}  // namespace ukes

@@ -50,6 +50,7 @@ v1::RunSpec typed_scara_sweep() {
   s.mutable_stabilization()->set_beta(100.0);
   s.set_precision("fp64");
   s.set_device("cpu");
+  s.set_gpu_path("cusolver");
   v1::OutputSpec* out = s.mutable_output();
   out->set_samples(7);
   out->add_trajectory_ids(3);
@@ -68,7 +69,7 @@ constexpr const char* kScaraSweepJson = R"({
   "assemble": true,
   "integrator": {"method": "rk4", "t_end": 0.3, "dt": 0.01},
   "stabilization": {"alpha": 20.0, "beta": 100.0},
-  "precision": "fp64", "device": "cpu",
+  "precision": "fp64", "device": "cpu", "gpu_path": "cusolver",
   "output": {"samples": 7, "trajectories": [3, 0, 39], "fields": ["q", "residual"]}
 })";
 
@@ -87,6 +88,7 @@ TEST(SpecProto, TypedSpecMeansWhatItsJsonMeans) {
   EXPECT_EQ(typed.settings.beta, 100.0);
   EXPECT_TRUE(typed.settings.assemble);
   EXPECT_EQ(typed.device, Device::kCpu);
+  EXPECT_EQ(typed.settings.gpu_path, GpuPath::kCusolver);
   EXPECT_EQ(typed.output.samples, 7);
   EXPECT_EQ(typed.output.trajectory_ids, (std::vector<std::int32_t>{3, 0, 39}));
   EXPECT_TRUE(typed.output.q && typed.output.residual);

@@ -462,6 +462,37 @@ TEST(RunSpecGpu, GpuIsAcceptedOnlyWhenABackendExists) {
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "device": "gpu"})"), "device");
 }
 
+TEST(RunSpecGpu, AutoResolvesToTheGpuOnlyWhereOneIsUsable) {
+  ParseOptions with_gpu;
+  with_gpu.gpu_available = true;
+  EXPECT_EQ(parse(R"({"model": "duffing"})", with_gpu).device_resolved, Device::kGpu);
+  EXPECT_EQ(parse(R"({"model": "duffing", "device": "cpu"})", with_gpu).device_resolved,
+            Device::kCpu);
+  EXPECT_EQ(parse(R"({"model": "duffing"})").device_resolved, Device::kCpu);
+}
+
+TEST(RunSpecGpu, TheRefusalCarriesTheReason) {
+  ParseOptions without;
+  without.gpu_unavailable_reason = "no CUDA device found";
+  try {
+    parse(R"({"model": "duffing", "device": "gpu"})", without);
+    ADD_FAILURE() << "accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "device");
+    EXPECT_NE(std::string(e.what()).find("no CUDA device found"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunSpecGpu, GpuPathIsAutoFusedOrCusolver) {
+  EXPECT_EQ(parse(R"({"model": "duffing"})").settings.gpu_path, GpuPath::kAuto);
+  EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "fused"})").settings.gpu_path,
+            GpuPath::kFused);
+  EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "cusolver"})").settings.gpu_path,
+            GpuPath::kCusolver);
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": "warp"})"), "gpu_path");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": 1})"), "gpu_path");
+}
+
 // ------------------------------------------------------------------ limits
 
 TEST(RunSpecLimits, ViolatedLimitsAreReportedDistinctly) {

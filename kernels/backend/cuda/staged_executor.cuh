@@ -9,57 +9,20 @@
 #include <cusolverDn.h>
 
 #include <cstddef>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/backend/cuda/device_buffer.cuh"
 #include "kernels/staged/staged_integrator.hpp"
 
 namespace ukes {
 namespace staged_cuda {
 
-inline void check_cuda(cudaError_t status, const char* call) {
-  if (status == cudaSuccess) return;
-  std::string what(call);
-  what += " failed: ";
-  what += cudaGetErrorString(status);
-  throw std::runtime_error(what);
-}
-
-inline void check_cusolver(cusolverStatus_t status, const char* call) {
-  if (status == CUSOLVER_STATUS_SUCCESS) return;
-  std::string what(call);
-  what += " failed: cuSOLVER status ";
-  what += std::to_string(static_cast<int>(status));
-  throw std::runtime_error(what);
-}
-
-// `count` elements of device memory, freed with the owner.
-template <class E>
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t count) {
-    if (count > 0)
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(E)), "cudaMalloc");
-  }
-  ~DeviceArray() {
-    if (data_ != nullptr) cudaFree(data_);
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  E* get() const { return data_; }
-
- private:
-  E* data_ = nullptr;
-};
-
 // The solver's parameters of gesvdj (defaults: tolerance eps, at most 100 sweeps, sorted).
 class GesvdjParams {
  public:
-  GesvdjParams() {
-    check_cusolver(cusolverDnCreateGesvdjInfo(&info_), "cusolverDnCreateGesvdjInfo");
-  }
+  GesvdjParams() { cuda::check(cusolverDnCreateGesvdjInfo(&info_), "cusolverDnCreateGesvdjInfo"); }
   ~GesvdjParams() { cusolverDnDestroyGesvdjInfo(info_); }
   GesvdjParams(const GesvdjParams&) = delete;
   GesvdjParams& operator=(const GesvdjParams&) = delete;
@@ -121,7 +84,7 @@ class CudaStagedExecutor {
   static_assert(kN <= 32 && kM <= 32, "gesvdjBatched takes m, n <= 32");
   using Workspace = StagedWorkspace<Model, T>;
   template <class E>
-  using DeviceArray = staged_cuda::DeviceArray<E>;
+  using DeviceArray = cuda::DeviceBuffer<E>;
   static constexpr int kThreads = 128;
 
   static std::size_t per(int count, int each) {
@@ -143,36 +106,34 @@ class CudaStagedExecutor {
         v_(per(count, kN * kN)),
         svd_info_(per(count, 1)),
         active_(1) {
-    using staged_cuda::check_cuda;
-    using staged_cuda::check_cusolver;
     ws_.count = count;
-    ws_.systems = systems_.get();
-    ws_.scratch = scratch_.get();
-    ws_.mass = mass_.get();
-    ws_.mass_info = mass_info_.get();
-    ws_.b = b_.get();
-    ws_.s = s_.get();
-    ws_.u = u_.get();
-    ws_.v = v_.get();
-    ws_.active = active_.get();
-    check_cusolver(cusolverDnSetStream(solver_, stream_), "cusolverDnSetStream");
+    ws_.systems = systems_.data();
+    ws_.scratch = scratch_.data();
+    ws_.mass = mass_.data();
+    ws_.mass_info = mass_info_.data();
+    ws_.b = b_.data();
+    ws_.s = s_.data();
+    ws_.u = u_.data();
+    ws_.v = v_.data();
+    ws_.active = active_.data();
+    cuda::check(cusolverDnSetStream(solver_, stream_), "cusolverDnSetStream");
     // potrfBatched takes an array of matrix pointers.
     std::vector<T*> pointers(per(count, 1));
     for (int i = 0; i < count; ++i) pointers[static_cast<std::size_t>(i)] = ws_.mass_of(i);
-    check_cuda(cudaMemcpyAsync(mass_ptr_.get(), pointers.data(), pointers.size() * sizeof(T*),
-                               cudaMemcpyHostToDevice, stream_),
-               "cudaMemcpyAsync(mass pointers)");
+    cuda::check(cudaMemcpyAsync(mass_ptr_.data(), pointers.data(), pointers.size() * sizeof(T*),
+                                cudaMemcpyHostToDevice, stream_),
+                "cudaMemcpyAsync(mass pointers)");
     if constexpr (kM > 0) {
-      check_cusolver(
+      cuda::check(
           staged_cuda::gesvdj_batched_buffer_size(solver_, kM, kN, ws_.b, ws_.s, ws_.u, ws_.v,
                                                   &svd_lwork_, svd_params_.get(), count),
           "cusolverDn<t>gesvdjBatched_bufferSize");
-      svd_work_ = std::make_unique<DeviceArray<T>>(static_cast<std::size_t>(svd_lwork_));
+      svd_work_.resize(static_cast<std::size_t>(svd_lwork_));
     }
-    check_cuda(cudaMallocHost(reinterpret_cast<void**>(&active_host_), sizeof(int)),
-               "cudaMallocHost");
+    cuda::check(cudaMallocHost(reinterpret_cast<void**>(&active_host_), sizeof(int)),
+                "cudaMallocHost");
     // `pointers` dies with this constructor: the copy must have completed.
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
   ~CudaStagedExecutor() {
@@ -188,36 +149,34 @@ class CudaStagedExecutor {
   void for_each_system(const F& f) {
     const int blocks = (ws_.count + kThreads - 1) / kThreads;
     staged_cuda::for_each_system_kernel<<<blocks, kThreads, 0, stream_>>>(ws_.count, f);
-    staged_cuda::check_cuda(cudaGetLastError(), "staged per-system kernel launch");
+    cuda::check(cudaGetLastError(), "staged per-system kernel launch");
   }
 
   void factor_mass() {
-    staged_cuda::check_cusolver(
-        staged_cuda::potrf_batched(solver_, kN, mass_ptr_.get(), ws_.mass_info, ws_.count),
-        "cusolverDn<t>potrfBatched");
+    cuda::check(staged_cuda::potrf_batched(solver_, kN, mass_ptr_.data(), ws_.mass_info, ws_.count),
+                "cusolverDn<t>potrfBatched");
   }
 
   // A matrix the Jacobi sweeps leave unconverged (info > 0) is used as it is, as the fused path
   // does at its own sweep cap.
   void factor_constraints() {
     if constexpr (kM > 0) {
-      staged_cuda::check_cusolver(
-          staged_cuda::gesvdj_batched(solver_, kM, kN, ws_.b, ws_.s, ws_.u, ws_.v, svd_work_->get(),
-                                      svd_lwork_, svd_info_.get(), svd_params_.get(), ws_.count),
+      cuda::check(
+          staged_cuda::gesvdj_batched(solver_, kM, kN, ws_.b, ws_.s, ws_.u, ws_.v, svd_work_.data(),
+                                      svd_lwork_, svd_info_.data(), svd_params_.get(), ws_.count),
           "cusolverDn<t>gesvdjBatched");
     }
   }
 
   void clear_active() {
-    staged_cuda::check_cuda(cudaMemsetAsync(ws_.active, 0, sizeof(int), stream_),
-                            "cudaMemsetAsync(active)");
+    cuda::check(cudaMemsetAsync(ws_.active, 0, sizeof(int), stream_), "cudaMemsetAsync(active)");
   }
 
   int active() {
-    staged_cuda::check_cuda(
+    cuda::check(
         cudaMemcpyAsync(active_host_, ws_.active, sizeof(int), cudaMemcpyDeviceToHost, stream_),
         "cudaMemcpyAsync(active)");
-    staged_cuda::check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return *active_host_;
   }
 
@@ -234,7 +193,7 @@ class CudaStagedExecutor {
   DeviceArray<int> active_;
   staged_cuda::GesvdjParams svd_params_;
   int svd_lwork_ = 0;
-  std::unique_ptr<DeviceArray<T>> svd_work_;
+  DeviceArray<T> svd_work_;
   int* active_host_ = nullptr;
   Workspace ws_;
 };

@@ -1,5 +1,7 @@
 // Micro-benchmarks of the numerical core, one piece at a time (FP64, one thread):
-//   - the Jacobi-SVD pseudoinverse (factor + one apply) of a few sizes, square, wide and tall;
+//   - the pseudoinverse (factor + one apply) of a few sizes, square, wide and tall: as the UK
+//     solve takes it (QR for these well-conditioned matrices) and forced through the Jacobi SVD
+//     (the route of rank-deficient and nearly singular matrices);
 //   - one UK right-hand side (evaluate_dynamics: mass, forces, constraint form by AD, Cholesky,
 //     pseudoinverse) per catalogue model, at its default state;
 //   - one RK4 step (four evaluations of x' = (qd, qdd)) per model.
@@ -51,6 +53,27 @@ BENCHMARK(BM_PseudoInverse<4, 4>)->Name("PseudoInverse/4x4");
 BENCHMARK(BM_PseudoInverse<8, 9>)->Name("PseudoInverse/8x9");
 BENCHMARK(BM_PseudoInverse<9, 8>)->Name("PseudoInverse/9x8");
 BENCHMARK(BM_PseudoInverse<10, 10>)->Name("PseudoInverse/10x10");
+
+template <int R, int C>
+void BM_PseudoInverseJacobi(benchmark::State& state) {
+  using P = ukes::PseudoInverse<double, R, C>;
+  const ukes::Mat<double, R, C> B = test_matrix<R, C>();
+  auto r = ukes::Vec<double, R>::zero();
+  for (int i = 0; i < R; ++i) r[i] = 1.0 + i;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(&B);
+    ukes::Mat<double, P::XR, P::XC> X;
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < C; ++j) (P::kTransposed ? X(j, i) : X(i, j)) = B(i, j);
+    const P Pj(typename P::Factors(ukes::JacobiSvd<double, P::XR, P::XC>(X)),
+               ukes::default_rank_rtol<double>(R, C));
+    const ukes::Vec<double, C> x = Pj.apply(r);
+    benchmark::DoNotOptimize(x);
+  }
+}
+BENCHMARK(BM_PseudoInverseJacobi<4, 4>)->Name("PseudoInverseJacobi/4x4");
+BENCHMARK(BM_PseudoInverseJacobi<8, 9>)->Name("PseudoInverseJacobi/8x9");
+BENCHMARK(BM_PseudoInverseJacobi<10, 10>)->Name("PseudoInverseJacobi/10x10");
 
 // The model's default state, parameters and gains: what one system of an ensemble sees.
 template <class Model>

@@ -121,6 +121,7 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
   s.threads = o.threads;
   s.precision = o.precision == "fp32" ? ukes::Precision::kFp32 : ukes::Precision::kFp64;
   s.gpu_path = o.gpu_path == "fused"      ? ukes::GpuPath::kFused
+               : o.gpu_path == "warp"     ? ukes::GpuPath::kWarp
                : o.gpu_path == "cusolver" ? ukes::GpuPath::kCusolver
                                           : ukes::GpuPath::kAuto;
   if (o.method == "rk4") {
@@ -201,7 +202,8 @@ int main(int argc, char** argv) {
   app.add_option("--method", o.method)->check(CLI::IsMember({"rk4", "dopri5"}));
   app.add_option("--precision", o.precision)->check(CLI::IsMember({"fp64", "fp32"}));
   app.add_option("--device", o.device)->check(CLI::IsMember({"cpu", "gpu"}));
-  app.add_option("--gpu-path", o.gpu_path)->check(CLI::IsMember({"auto", "fused", "cusolver"}));
+  app.add_option("--gpu-path", o.gpu_path)
+      ->check(CLI::IsMember({"auto", "fused", "warp", "cusolver"}));
   app.add_option("--threads", o.threads, "CPU threads (0: all hardware threads)");
   app.add_option("--steps", o.steps, "rk4: steps of dt per system");
   app.add_option("--dt", o.dt, "rk4 step");

@@ -14,10 +14,11 @@ namespace ukes {
 
 enum class Precision { kFp64, kFp32 };
 
-// How the CUDA backend integrates a batch: the fused kernel (each system's whole integration in
-// registers), or the staged path (batched cuSOLVER linear algebra per RK stage). kAuto picks by
-// size (kernels/backend/gpu/launch_policy.hpp).
-enum class GpuPath { kAuto, kFused, kCusolver };
+// How the CUDA backend integrates a batch: the fused kernel with one thread per system (its whole
+// integration in registers) or one warp per system (the factorizations shared by the warp's
+// lanes), or the staged path (batched cuSOLVER linear algebra per RK stage). kAuto picks by size
+// (kernels/backend/gpu/launch_policy.hpp).
+enum class GpuPath { kAuto, kFused, kWarp, kCusolver };
 
 struct EnsembleSettings {
   Method method = Method::kDopri5;

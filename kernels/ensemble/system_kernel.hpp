@@ -261,7 +261,7 @@ class SystemKernel {
   // that the rows cannot be met, not the symptom.
   UKES_HD Status failure_status(bool nonfinite) const {
     if (mass_failed_) return Status::kSingularMass;
-    if (conditioning_ < pow(Epsilon<T>::value, T(0.25))) return Status::kInconsistent;
+    if (conditioning_ < exact_conditioning_floor<T>()) return Status::kInconsistent;
     return nonfinite ? Status::kNonfinite : Status::kStepUnderflow;
   }
 

@@ -1,13 +1,14 @@
-// Rank-revealing Moore–Penrose pseudoinverse by one-sided (Hestenes) Jacobi SVD.
+// Rank-revealing Moore–Penrose pseudoinverse: Householder QR where it provably suffices, one-sided
+// (Hestenes) Jacobi SVD otherwise (PseudoInverse below says when).
 //
 // Jacobi orthogonalization is branch-light, needs no workspace beyond the matrix itself, computes
 // small singular values to high relative accuracy and is what cuSOLVER's batched gesvdj does on
-// the GPU, so both backends share one algorithm.
+// the GPU's staged path.
 //
 // For X (R x C) the sweeps find an orthogonal V (C x C) such that the columns of W = X V are
 // mutually orthogonal; then X = U S V^T with W = U S and
 //     X^+ = V S^+ U^T = V diag(1/s_k^2) W^T   (over the kept singular values s_k).
-// We orthogonalize whichever of B or B^T has fewer columns, so the work scales with min(R, C)^2.
+// We factor whichever of B or B^T has fewer columns, so the work scales with min(R, C)^2.
 //
 // Rank tolerance: a singular value s_k is kept when s_k > rtol * s_max. The default
 // rtol = max(R, C) * eps(T) is the convention of LAPACK-based tools (numpy.linalg.matrix_rank,
@@ -33,6 +34,22 @@ struct SvdFactors {
     return s;
   }
 };
+
+// The rotation [[c, s], [-s, c]] that zeroes the off-diagonal entry of the 2x2 Gram matrix
+// [[alpha, gamma], [gamma, beta]] of a column pair (gamma != 0); JacobiSvd and its team variant
+// (team_jacobi_svd.hpp) both take it.
+template <class T>
+struct JacobiRotation {
+  T c, s;
+};
+
+template <class T>
+UKES_HD JacobiRotation<T> jacobi_rotation(T alpha, T beta, T gamma) {
+  const T zeta = (beta - alpha) / (T(2) * gamma);
+  const T t = (zeta >= T(0) ? T(1) : T(-1)) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
+  const T c = T(1) / sqrt(T(1) + t * t);
+  return {c, c * t};
+}
 
 template <class T, int R, int C>
 struct JacobiSvd : SvdFactors<T, R, C> {
@@ -70,21 +87,16 @@ struct JacobiSvd : SvdFactors<T, R, C> {
           if (!(alpha > negligible && beta > negligible)) continue;      // noise column
           if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // already orthogonal
           rotated = true;
-          // Rotation that zeroes the (i, j) entry of the 2x2 Gram matrix [[alpha, gamma], [gamma,
-          // beta]].
-          const T zeta = (beta - alpha) / (T(2) * gamma);
-          const T t = (zeta >= T(0) ? T(1) : T(-1)) / (abs(zeta) + sqrt(T(1) + zeta * zeta));
-          const T c = T(1) / sqrt(T(1) + t * t);
-          const T s = c * t;
+          const JacobiRotation<T> g = jacobi_rotation(alpha, beta, gamma);
           for (int r = 0; r < R; ++r) {
             const T wi = W(r, i), wj = W(r, j);
-            W(r, i) = c * wi - s * wj;
-            W(r, j) = s * wi + c * wj;
+            W(r, i) = g.c * wi - g.s * wj;
+            W(r, j) = g.s * wi + g.c * wj;
           }
           for (int r = 0; r < C; ++r) {
             const T vi = V(r, i), vj = V(r, j);
-            V(r, i) = c * vi - s * vj;
-            V(r, j) = s * vi + c * vj;
+            V(r, i) = g.c * vi - g.s * vj;
+            V(r, j) = g.s * vi + g.c * vj;
           }
         }
       }
@@ -103,7 +115,29 @@ UKES_HD constexpr T default_rank_rtol(int rows, int cols) {
   return T(rows > cols ? rows : cols) * Epsilon<T>::value;
 }
 
+// Below this conditioning (smallest kept singular value over the largest) a PseudoInverse is
+// always factored by the SVD, so conditioning() is exact wherever a caller tells near rank loss
+// from a healthy matrix (SystemKernel reports `inconsistent` below it). Above it the factors may
+// come from QR, and conditioning() is then a lower bound within a factor min(R, C).
+template <class T>
+UKES_HD T exact_conditioning_floor() {
+  return sqrt(sqrt(Epsilon<T>::value));  // eps^(1/4): 1.2e-4 in FP64, 1.9e-2 in FP32
+}
+
 // The pseudoinverse of a fixed B (R x C), factored once and applied to any number of vectors.
+//
+// Two factorizations of X = B (tall or square) or X = B^T (wide), one held at a time:
+//  - Householder QR, X = Q R, when it proves X to have full column rank far from the cutoff:
+//    then B^+ is R^-1 Q^T (tall) or Q R^-T (wide), the rank is min(R, C), and the Jacobi SVD
+//    would have kept every singular value too. The proof is the bound
+//        s_min / s_max >= kappa_lb = 1 / (|R|_F |R^-1|_F) >= s_min / (min(R, C) s_max),
+//    accepted when kappa_lb > max(rtol, exact_conditioning_floor). QR costs one pass over X,
+//    where Jacobi takes several sweeps of rotations: on the UK matrices (a few rows, full rank
+//    away from singular configurations) this is most of the right-hand side's cost.
+//  - Otherwise the one-sided Jacobi SVD above with the rank rule s > rtol * s_max, exact for
+//    rank-deficient, nearly rank-deficient, zero and non-finite matrices alike.
+// Both are backward stable, so B^+ agrees to rounding (relative to the conditioning) whichever
+// was taken.
 template <class T, int R, int C>
 class PseudoInverse {
  public:
@@ -114,33 +148,23 @@ class PseudoInverse {
   static constexpr int XC = kTransposed ? R : C;
   using Factors = SvdFactors<T, XR, XC>;
 
-  UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C))
-      : PseudoInverse(Factors(JacobiSvd<T, XR, XC>(make_x(B))), rtol) {}
+  UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C)) {
+    const Mat<T, XR, XC> X = make_x(B);
+    if (factor_qr(X, rtol)) return;
+    take_svd(JacobiSvd<T, XR, XC>(X), rtol);
+  }
 
   // From the SVD of X computed elsewhere (factors_from_svd): the same rank rule, the same apply.
-  UKES_HD PseudoInverse(const Factors& x_svd, T rtol) : svd_(x_svd) {
-    const T s_max = svd_.sigma_max();
-    const T cutoff = rtol * s_max;
-    rank_ = 0;
-    T s_min_kept = s_max;
-    for (int k = 0; k < XC; ++k) {
-      const T s = svd_.sigma[k];
-      if (s > cutoff && s > T(0)) {
-        inv_s2_[k] = T(1) / (s * s);
-        ++rank_;
-        s_min_kept = min_of(s_min_kept, s);
-      } else {
-        inv_s2_[k] = T(0);
-      }
-    }
-    conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
-  }
+  UKES_HD PseudoInverse(const Factors& x_svd, T rtol) { take_svd(x_svd, rtol); }
 
   UKES_HD int rank() const { return rank_; }
   // Smallest kept singular value over the largest, in (0, 1]: how close B is to losing rank
-  // beyond the dependencies already dropped (1 for a zero matrix).
+  // beyond the dependencies already dropped (1 for a zero matrix). Exact from the SVD; from QR a
+  // lower bound within a factor min(R, C), and then above exact_conditioning_floor().
   UKES_HD T conditioning() const { return conditioning_; }
-  UKES_HD const Factors& svd() const { return svd_; }
+  UKES_HD bool factored_by_qr() const { return qr_; }
+  // Jacobi sweeps taken (0 when factored by QR or from a library's SVD).
+  UKES_HD int sweeps() const { return sweeps_; }
 
   // The factors of X from an SVD B = U diag(s) V^T computed elsewhere (cuSOLVER's gesvdj
   // convention: U is R x R, V is C x C, s has min(R, C) entries in any order). u(r, k), v(c, k)
@@ -167,25 +191,26 @@ class PseudoInverse {
 
   // B^+ r, with r of length R; the result has length C.
   UKES_HD Vec<T, C> apply(const Vec<T, R>& r) const {
-    const auto& W = svd_.W;
-    const auto& V = svd_.V;
+    if (qr_) return apply_qr(r);
+    const auto& W = x_;
+    const auto& V = v_;
     Vec<T, C> x = Vec<T, C>::zero();
     if constexpr (kTransposed) {
       // X = B^T = U S V^T, so B = V S U^T and B^+ = U S^-1 V^T = W diag(1/s^2) V^T.
       for (int k = 0; k < XC; ++k) {
-        if (inv_s2_[k] == T(0)) continue;
+        if (e_[k] == T(0)) continue;
         T coef = T(0);
         for (int i = 0; i < R; ++i) coef += V(i, k) * r[i];
-        coef *= inv_s2_[k];
+        coef *= e_[k];
         for (int j = 0; j < C; ++j) x[j] += W(j, k) * coef;
       }
     } else {
       // X = B = U S V^T: B^+ = V S^-1 U^T = V diag(1/s^2) W^T.
       for (int k = 0; k < XC; ++k) {
-        if (inv_s2_[k] == T(0)) continue;
+        if (e_[k] == T(0)) continue;
         T coef = T(0);
         for (int i = 0; i < R; ++i) coef += W(i, k) * r[i];
-        coef *= inv_s2_[k];
+        coef *= e_[k];
         for (int j = 0; j < C; ++j) x[j] += V(j, k) * coef;
       }
     }
@@ -213,9 +238,123 @@ class PseudoInverse {
     }
   }
 
-  Factors svd_;
-  Vec<T, XC> inv_s2_;
+  UKES_HD void take_svd(const Factors& f, T rtol) {
+    qr_ = false;
+    x_ = f.W;
+    v_ = f.V;
+    sweeps_ = f.sweeps;
+    T s_max = T(0);
+    for (int k = 0; k < XC; ++k) s_max = max_of(s_max, f.sigma[k]);
+    const T cutoff = rtol * s_max;
+    rank_ = 0;
+    T s_min_kept = s_max;
+    for (int k = 0; k < XC; ++k) {
+      const T s = f.sigma[k];
+      if (s > cutoff && s > T(0)) {
+        e_[k] = T(1) / (s * s);
+        ++rank_;
+        s_min_kept = min_of(s_min_kept, s);
+      } else {
+        e_[k] = T(0);
+      }
+    }
+    conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
+  }
+
+  // Householder QR of X in place (LAPACK's layout: reflector k's vector v on and below the
+  // diagonal of column k, R strictly above it, R's diagonal in d_, 2 / v^T v in e_). Returns
+  // false, leaving the members to take_svd, unless X has provably full column rank with
+  // kappa_lb above both rtol and the exact-conditioning floor.
+  UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
+    x_ = X;
+    for (int k = 0; k < XC; ++k) {
+      T norm2 = T(0);
+      for (int r = k; r < XR; ++r) norm2 += x_(r, k) * x_(r, k);
+      const T norm = sqrt(norm2);
+      if (!(norm > T(0)) || !isfinite(norm)) return false;  // rank-deficient or non-finite
+      // R(k, k) gets the sign opposite to x_kk so that v_0 = x_kk - R(k, k) does not cancel.
+      const T xkk = x_(k, k);
+      const T rkk = xkk > T(0) ? -norm : norm;
+      const T v0 = xkk - rkk;
+      x_(k, k) = v0;
+      const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
+      d_[k] = rkk;
+      e_[k] = beta;
+      for (int j = k + 1; j < XC; ++j) {
+        T s = T(0);
+        for (int r = k; r < XR; ++r) s += x_(r, k) * x_(r, j);
+        s *= beta;
+        for (int r = k; r < XR; ++r) x_(r, j) -= s * x_(r, k);
+      }
+    }
+    // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k).
+    T r_fro2 = T(0), rinv_fro2 = T(0);
+    for (int k = 0; k < XC; ++k) {
+      r_fro2 += d_[k] * d_[k];
+      for (int i = 0; i < k; ++i) r_fro2 += x_(i, k) * x_(i, k);
+      Vec<T, XC> y;
+      y[k] = T(1) / d_[k];
+      rinv_fro2 += y[k] * y[k];
+      for (int i = k - 1; i >= 0; --i) {
+        T s = T(0);
+        for (int l = i + 1; l <= k; ++l) s += x_(i, l) * y[l];
+        y[i] = -s / d_[i];
+        rinv_fro2 += y[i] * y[i];
+      }
+    }
+    const T kappa_lb = T(1) / sqrt(r_fro2 * rinv_fro2);
+    if (!(kappa_lb > max_of(rtol, exact_conditioning_floor<T>()))) return false;
+    qr_ = true;
+    rank_ = XC;
+    conditioning_ = kappa_lb;
+    sweeps_ = 0;
+    return true;
+  }
+
+  // v_k^T z over rows k.., then z -= (2 / v^T v) (v_k^T z) v_k: applies reflector k to z.
+  UKES_HD void reflect(int k, Vec<T, XR>& z) const {
+    T s = T(0);
+    for (int r = k; r < XR; ++r) s += x_(r, k) * z[r];
+    s *= e_[k];
+    for (int r = k; r < XR; ++r) z[r] -= s * x_(r, k);
+  }
+
+  UKES_HD Vec<T, C> apply_qr(const Vec<T, R>& r) const {
+    if constexpr (kTransposed) {
+      // B = R^T Q^T: B^+ r = Q [R^-T r; 0] (R^T is lower triangular: forward substitution).
+      Vec<T, XR> z = Vec<T, XR>::zero();
+      for (int i = 0; i < XC; ++i) {
+        T s = r[i];
+        for (int k = 0; k < i; ++k) s -= x_(k, i) * z[k];
+        z[i] = s / d_[i];
+      }
+      for (int k = XC - 1; k >= 0; --k) reflect(k, z);
+      return z;
+    } else {
+      // B = Q R: B^+ r = R^-1 (Q^T r)[0 .. C) (back substitution).
+      Vec<T, XR> y = r;
+      for (int k = 0; k < XC; ++k) reflect(k, y);
+      Vec<T, C> x;
+      for (int i = XC - 1; i >= 0; --i) {
+        T s = y[i];
+        for (int k = i + 1; k < XC; ++k) s -= x_(i, k) * x[k];
+        x[i] = s / d_[i];
+      }
+      return x;
+    }
+  }
+
+  // Storage shared by the two factorizations (registers are what the GPU kernel runs short of):
+  //   SVD: W = X V in x_, V in v_, 1/s^2 of kept singular values (else 0) in e_;
+  //   QR:  x_, d_ and e_ as factor_qr says; v_ unused.
+  // (v_ and d_ start zeroed: each factorization leaves the other's part unset.)
+  Mat<T, XR, XC> x_;
+  Mat<T, XC, XC> v_{};
+  Vec<T, XC> d_{};
+  Vec<T, XC> e_;
+  bool qr_ = false;
   int rank_ = 0;
+  int sweeps_ = 0;
   T conditioning_ = T(1);
 };
 

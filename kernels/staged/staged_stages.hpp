@@ -44,7 +44,7 @@ struct StagedWorkspace {
   T* s = nullptr;            // [count][min(m, n)]
   T* u = nullptr;            // [count][m x m], column-major, ldu = m
   T* v = nullptr;            // [count][n x n], column-major, ldv = n
-  int* active = nullptr;     // one counter: systems still integrating after combine
+  int* active = nullptr;     // one counter: systems still integrating after combine (or none)
 
   UKES_HD T* mass_of(int i) const { return mass + static_cast<std::size_t>(i) * kN * kN; }
   UKES_HD T* b_of(int i) const { return b + static_cast<std::size_t>(i) * kM * kN; }
@@ -95,8 +95,10 @@ UKES_HD bool all_finite(const Mat<T, R, C>& X) {
 }
 
 // One more system still integrating (atomically on the device; the CPU executor runs the steps
-// of a batch one system after the other).
+// of a batch one system after the other). Drivers that follow each system's active() themselves
+// (the warp kernel) pass no counter.
 UKES_HD inline void count_active(int* counter) {
+  if (counter == nullptr) return;
 #if defined(__CUDA_ARCH__)
   atomicAdd(counter, 1);
 #else

@@ -41,6 +41,8 @@ const char* gpu_path_name(GpuPath p) {
       return "auto";
     case GpuPath::kFused:
       return "fused";
+    case GpuPath::kWarp:
+      return "warp";
     case GpuPath::kCusolver:
       return "cusolver";
   }
@@ -533,9 +535,11 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   rs.device_resolved =
       rs.device != Device::kCpu && options.gpu_available ? Device::kGpu : Device::kCpu;
   if (const json* v = find(spec, "gpu_path")) {
-    s.gpu_path = get_choice<GpuPath>(
-        *v, "gpu_path", "gpu_path",
-        {{"auto", GpuPath::kAuto}, {"fused", GpuPath::kFused}, {"cusolver", GpuPath::kCusolver}});
+    s.gpu_path = get_choice<GpuPath>(*v, "gpu_path", "gpu_path",
+                                     {{"auto", GpuPath::kAuto},
+                                      {"fused", GpuPath::kFused},
+                                      {"warp", GpuPath::kWarp},
+                                      {"cusolver", GpuPath::kCusolver}});
   }
 
   // ---- output

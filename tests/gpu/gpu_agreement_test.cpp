@@ -1,7 +1,8 @@
-// The GPU backend against the CPU backend, for every catalogue model, both GPU paths, both
-// precisions, RK4 and DOPRI5: same statuses, and final states and residual maxima that agree to
-// rounding (RK4 FP64: 1e-12 relative) or within the integration tolerances (DOPRI5, where the
-// step-size sequences may part at a rounding-level difference). Needs a GPU: without one every
+// The GPU backend against the CPU backend, for every catalogue model, all three GPU paths (one
+// thread per system, one warp per system, cuSOLVER), both precisions, RK4 and DOPRI5: same
+// statuses, and final states and residual maxima that agree to rounding (RK4 FP64: 1e-12
+// relative) or within the integration tolerances (DOPRI5, where the step-size sequences may part
+// at a rounding-level difference). Needs a GPU: without one every
 // test here is skipped, saying why.
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include "kernels/ensemble/statistics.hpp"
 #include "kernels/models/model_info.hpp"
 #include "kernels/sweep/sweep.hpp"
+#include "service/runspec/run_spec.hpp"
 
 namespace ukes {
 namespace {
@@ -128,7 +130,7 @@ TEST_P(GpuAgreement, FinalStatesAndResidualsMatchTheCpu) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const ModelInfo& m : catalogue_info())
-    for (GpuPath path : {GpuPath::kFused, GpuPath::kCusolver})
+    for (GpuPath path : {GpuPath::kFused, GpuPath::kWarp, GpuPath::kCusolver})
       for (Precision p : {Precision::kFp64, Precision::kFp32})
         for (Method method : {Method::kRk4, Method::kDopri5})
           cases.emplace_back(m.name, path, p, method);
@@ -137,8 +139,7 @@ std::vector<Case> all_cases() {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   const auto& [name, path, precision, method] = info.param;
-  return name + (path == GpuPath::kFused ? "_fused" : "_cusolver") +
-         (precision == Precision::kFp64 ? "_fp64" : "_fp32") +
+  return name + "_" + gpu_path_name(path) + (precision == Precision::kFp64 ? "_fp64" : "_fp32") +
          (method == Method::kRk4 ? "_rk4" : "_dopri5");
 }
 

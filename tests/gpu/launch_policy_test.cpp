@@ -14,33 +14,46 @@ GpuPath automatic_path(Precision p) {
   return choose_gpu_path(GpuPath::kAuto, Model::kN, kRows<Model>, p);
 }
 
-TEST(LaunchPolicy, SmallSystemsRunFusedLargeOnesOnCusolverInFp64) {
+TEST(LaunchPolicy, SmallSystemsRunOnAThreadLargerOnesOnAWarpInFp64) {
   EXPECT_EQ(automatic_path<models::Duffing>(Precision::kFp64), GpuPath::kFused);
   EXPECT_EQ(automatic_path<models::Scara>(Precision::kFp64), GpuPath::kFused);
-  EXPECT_EQ(automatic_path<models::FourBar>(Precision::kFp64), GpuPath::kCusolver);  // n = 9
-  EXPECT_EQ(automatic_path<models::Swarm>(Precision::kFp64), GpuPath::kCusolver);    // n = 10
+  EXPECT_EQ(automatic_path<models::FourBar>(Precision::kFp64), GpuPath::kWarp);  // n = 9
+  EXPECT_EQ(automatic_path<models::Swarm>(Precision::kFp64), GpuPath::kWarp);    // n = 10
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 8, 8, Precision::kFp64), GpuPath::kFused);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 9, 8, Precision::kFp64), GpuPath::kWarp);
 }
 
-TEST(LaunchPolicy, Fp32HalvesTheRegistersSoLargerSystemsStayFused) {
+TEST(LaunchPolicy, TheLargestSystemsGoToCusolver) {
+  for (Precision p : {Precision::kFp64, Precision::kFp32}) {
+    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 16, 16, p), GpuPath::kWarp);
+    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 17, 4, p), GpuPath::kCusolver);
+    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 32, 32, p), GpuPath::kCusolver);
+  }
+}
+
+TEST(LaunchPolicy, Fp32HalvesTheRegistersSoLargerSystemsStayOnAThread) {
   EXPECT_EQ(automatic_path<models::FourBar>(Precision::kFp32), GpuPath::kFused);
   EXPECT_EQ(automatic_path<models::Swarm>(Precision::kFp32), GpuPath::kFused);
-  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 12, 12, Precision::kFp32), GpuPath::kCusolver);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 12, 12, Precision::kFp32), GpuPath::kWarp);
 }
 
 TEST(LaunchPolicy, AnExplicitPathIsKept) {
   EXPECT_EQ(choose_gpu_path(GpuPath::kCusolver, 2, 1, Precision::kFp64), GpuPath::kCusolver);
   EXPECT_EQ(choose_gpu_path(GpuPath::kFused, 10, 10, Precision::kFp64), GpuPath::kFused);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kWarp, 2, 1, Precision::kFp32), GpuPath::kWarp);
 }
 
+// Thread, then warp, then cuSOLVER as n = m grows, never back.
 TEST(LaunchPolicy, TheSwitchIsMonotoneInSize) {
+  auto order = [](GpuPath p) { return p == GpuPath::kFused ? 0 : p == GpuPath::kWarp ? 1 : 2; };
   for (Precision p : {Precision::kFp64, Precision::kFp32}) {
-    bool fused = true;
+    int last = 0;
     for (int n = 1; n <= 32; ++n) {
-      const bool now = choose_gpu_path(GpuPath::kAuto, n, n, p) == GpuPath::kFused;
-      EXPECT_TRUE(fused || !now) << "n = " << n;  // once cuSOLVER, never fused again
-      fused = now;
+      const int now = order(choose_gpu_path(GpuPath::kAuto, n, n, p));
+      EXPECT_GE(now, last) << "n = " << n;
+      last = now;
     }
-    EXPECT_FALSE(fused);
+    EXPECT_EQ(last, 2);
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -162,7 +163,7 @@ void check_matrix(const Eigen::MatrixXd& Ad, int expected_rank, const std::strin
     EXPECT_NEAR(double(y[j]), double(y2[j]), 4 * kDim * eps_of<T>() * scale) << j;
   // The Jacobi sweeps converged (rank-deficient inputs included: noise columns must not keep
   // the iteration rotating until the sweep cap).
-  EXPECT_LT(P.svd().sweeps, 16);
+  EXPECT_LT(P.sweeps(), 16);
   const Mat<T, C, R> X2 = pinv(A);
   for (int k = 0; k < R * C; ++k) EXPECT_EQ(X2.a[k], Xm.a[k]);
 }
@@ -340,6 +341,91 @@ TEST(PseudoInverse, JacobiSvdFactorization) {
   for (int k = 0; k < 6; ++k) EXPECT_NEAR(mine[k], ref[k], 1e-13 * ref[0]);
   EXPECT_DOUBLE_EQ(svd.sigma_max(), mine[0]);
   EXPECT_LT(svd.sweeps, (JacobiSvd<double, 9, 6>::kMaxSweeps));
+}
+
+// Which factorization is taken, and what conditioning() then promises. Matrices with singular
+// values 1 .. rho (random orthonormal U, V) for rho from 0.5 down to 1e-9, every shape class:
+//  - QR only when the exact s_min / s_max (Eigen's SVD) is above exact_conditioning_floor, and
+//    then conditioning() lies in [exact / min(R, C), exact] and above the floor;
+//  - below the floor always the SVD, with the exact conditioning;
+//  - the rank is the SVD rule's whichever was taken, and B^+ agrees with Eigen's.
+template <class T, int R, int C>
+void check_factorization_choice(std::uint64_t seed, int& qr_count, int& svd_count) {
+  constexpr int kMin = R < C ? R : C;
+  std::mt19937_64 rng(seed);
+  const double floor = double(exact_conditioning_floor<T>());
+  for (double rho : {0.5, 0.1, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-6, 1e-9}) {
+    Eigen::VectorXd s = Eigen::VectorXd::LinSpaced(kMin, 1.0, rho);
+    const Eigen::MatrixXd Ad = random_orthonormal_columns(R, kMin, rng) * s.asDiagonal() *
+                               random_orthonormal_columns(C, kMin, rng).transpose();
+    const Mat<T, R, C> A = from_eigen<T, R, C>(Ad);
+    const Eigen::MatrixXd Ae = to_eigen(A);
+    const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(Ae).singularValues();
+    const double exact = sv(kMin - 1) / sv(0);
+    const double rtol = default_rank_rtol<double>(R, C) * (eps_of<T>() / eps_of<double>());
+    const EigenPinv ref = eigen_pinv(Ae, rtol);
+    const PseudoInverse<T, R, C> P(A);
+    SCOPED_TRACE(std::to_string(R) + "x" + std::to_string(C) + " rho " + std::to_string(rho));
+    EXPECT_EQ(P.rank(), ref.rank);
+    if (P.factored_by_qr()) {
+      ++qr_count;
+      EXPECT_GT(exact, floor);
+      EXPECT_GT(double(P.conditioning()), floor);
+      EXPECT_LE(double(P.conditioning()), exact * (1.0 + 64 * eps_of<T>()));
+      EXPECT_GE(double(P.conditioning()), exact / kMin * (1.0 - 64 * eps_of<T>()));
+    } else {
+      ++svd_count;
+      if (ref.rank == kMin) {
+        // Singular values carry an absolute error of order eps s_max.
+        EXPECT_NEAR(double(P.conditioning()), exact, 1e-3 * exact + 8 * kMin * eps_of<T>());
+      }
+    }
+    const double agree = 64 * kMin * eps_of<T>() * ref.kappa;
+    EXPECT_LE((to_eigen(P.matrix()) - ref.X).norm() / ref.X.norm(), agree);
+  }
+}
+
+TEST(PseudoInverse, QrOnlyWhereItProvesFullRankAboveTheExactConditioningFloor) {
+  int qr = 0, svd = 0;
+  check_factorization_choice<double, 1, 3>(701, qr, svd);
+  check_factorization_choice<double, 4, 4>(702, qr, svd);
+  check_factorization_choice<double, 8, 9>(703, qr, svd);
+  check_factorization_choice<double, 9, 8>(704, qr, svd);
+  check_factorization_choice<double, 10, 10>(705, qr, svd);
+  check_factorization_choice<double, 3, 7>(706, qr, svd);
+  check_factorization_choice<float, 4, 4>(707, qr, svd);
+  check_factorization_choice<float, 8, 9>(708, qr, svd);
+  check_factorization_choice<float, 7, 3>(709, qr, svd);
+  std::printf("QR taken for %d matrices, the SVD for %d\n", qr, svd);
+  // Both routes are exercised: well-conditioned matrices go to QR, the others to the SVD.
+  EXPECT_GE(qr, 20);
+  EXPECT_GE(svd, 20);
+}
+
+// Rank-deficient, zero and non-finite matrices never take QR; a well-conditioned full-rank one
+// does, and the rank-1 row vector (a single constraint row) too.
+TEST(PseudoInverse, QrIsRefusedForRankLossZeroAndNonFinite) {
+  std::mt19937_64 rng(710);
+  Eigen::MatrixXd A = integers(4, 6, rng);
+  A.row(3) = A.row(1);
+  EXPECT_FALSE((PseudoInverse<double, 4, 6>(from_eigen<double, 4, 6>(A)).factored_by_qr()));
+  EXPECT_FALSE((PseudoInverse<double, 3, 3>(Mat<double, 3, 3>::zero()).factored_by_qr()));
+  Mat<double, 2, 3> N = from_eigen<double, 2, 3>(gaussian(2, 3, rng));
+  N(1, 2) = NAN;
+  const PseudoInverse<double, 2, 3> Pn(N);
+  EXPECT_FALSE(Pn.factored_by_qr());
+  Mat<double, 3, 5> G = from_eigen<double, 3, 5>(with_rank(3, 5, 3, rng));
+  EXPECT_TRUE((PseudoInverse<double, 3, 5>(G).factored_by_qr()));
+  Mat<double, 1, 4> row = from_eigen<double, 1, 4>(gaussian(1, 4, rng));
+  const PseudoInverse<double, 1, 4> Pr(row);
+  EXPECT_TRUE(Pr.factored_by_qr());
+  EXPECT_DOUBLE_EQ(Pr.conditioning(), 1.0);
+  // A caller's rtol above the bound sends a full-rank matrix to the SVD, which then drops the
+  // small singular values as asked.
+  const PseudoInverse<double, 3, 5> Pc(G, 0.5);
+  EXPECT_FALSE(Pc.factored_by_qr());
+  EXPECT_LT(Pc.rank(), 3);
+  EXPECT_EQ(Pc.rank(), eigen_pinv(to_eigen(G), 0.5).rank);
 }
 
 // The M-weighted inverse G = A_M^+ = L^-T (A L^-T)^+ (Udwadia & Kalaba, "On constrained motion",

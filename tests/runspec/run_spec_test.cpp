@@ -483,13 +483,14 @@ TEST(RunSpecGpu, TheRefusalCarriesTheReason) {
   }
 }
 
-TEST(RunSpecGpu, GpuPathIsAutoFusedOrCusolver) {
+TEST(RunSpecGpu, GpuPathIsAutoFusedWarpOrCusolver) {
   EXPECT_EQ(parse(R"({"model": "duffing"})").settings.gpu_path, GpuPath::kAuto);
   EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "fused"})").settings.gpu_path,
             GpuPath::kFused);
   EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "cusolver"})").settings.gpu_path,
             GpuPath::kCusolver);
-  EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": "warp"})"), "gpu_path");
+  EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "warp"})").settings.gpu_path, GpuPath::kWarp);
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": "block"})"), "gpu_path");
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": 1})"), "gpu_path");
 }
 

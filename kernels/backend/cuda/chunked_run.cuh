@@ -20,6 +20,7 @@
 #include "kernels/backend/cuda/device_sweep.cuh"
 #include "kernels/backend/cuda/integrate_batch.cuh"
 #include "kernels/backend/cuda/staged_path.cuh"
+#include "kernels/backend/cuda/warp_path.cuh"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
 #include "kernels/backend/gpu/launch_policy.hpp"
 #include "kernels/backend/thrust/statistics_input.hpp"
@@ -184,8 +185,9 @@ class SolverHandle {
   cusolverDnHandle_t handle_ = nullptr;
 };
 
-// Device bytes per system of the staged path's workspace: per stage M and its factor, B, U, V and
-// the singular values, plus the integrator's per-system state (stage derivatives, statistics).
+// Device bytes per system of the staged path's workspace (the warp path's too): per stage M and
+// its factor, B, U, V and the singular values, plus the integrator's per-system state (stage
+// derivatives, statistics).
 template <class T>
 std::size_t staged_bytes_per_system(int n, int m) {
   const std::size_t scalars =
@@ -216,6 +218,9 @@ class ChunkedRun {
     plan();
     if (req_.statistics) resident_.reserve(widths_, total_);
     if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<SolverHandle>();
+    if (path_ == GpuPath::kWarp)
+      for (auto& buffers : warp_buffers_)
+        buffers = std::make_unique<StagedDeviceBuffers<Model, T>>(chunk_);
     if (req_.sweep != nullptr) sweep_ = std::make_unique<DeviceSweep>(*req_.sweep);
     for (auto& slot : slots_) {
       slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
@@ -244,7 +249,8 @@ class ChunkedRun {
   }
 
   // Chunk size from the memory budget: two slots of per-system arrays (plus the staged path's
-  // workspace), the trajectories, and the resident summaries.
+  // workspace: once for the cuSOLVER path, which runs one chunk at a time, per slot for the warp
+  // path), the trajectories, and the resident summaries.
   void plan() {
     std::size_t budget = req_.memory_budget;
     if (budget == 0) {
@@ -262,6 +268,8 @@ class ChunkedRun {
              2 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t));
     if (path_ == GpuPath::kCusolver)
       per_system += staged_bytes_per_system<T>(Model::kN, kRows<Model>);
+    if (path_ == GpuPath::kWarp)
+      per_system += 2 * staged_bytes_per_system<T>(Model::kN, kRows<Model>);
     const std::size_t per_trajectory =
         2 * sizeof(double) * static_cast<std::size_t>(settings_.samples) *
         static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
@@ -307,6 +315,9 @@ class ChunkedRun {
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
       launch_fused_path<Model, T>(d_in, settings_, d_out, stream);
+    } else if (path_ == GpuPath::kWarp) {
+      const auto index = static_cast<std::size_t>(&slot - slots_.data());
+      launch_warp_path<Model, T>(d_in, settings_, d_out, *warp_buffers_[index], stream);
     } else {
       run_staged_path<Model, T>(d_in, settings_, d_out, stream, solver_->get(),
                                 req_.settings->cancel);
@@ -407,6 +418,8 @@ class ChunkedRun {
   std::unique_ptr<SolverHandle> solver_;
   std::unique_ptr<DeviceSweep> sweep_;
   std::array<PipelineSlot, 2> slots_;
+  // The warp path's workspace, one per slot: two of its chunks are in flight at once.
+  std::array<std::unique_ptr<StagedDeviceBuffers<Model, T>>, 2> warp_buffers_;
 };
 
 // Runs request.input on the GPU in request.settings' precision. Throws on any CUDA error.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/backend/cuda/device_buffer.cuh"
+#include "kernels/backend/cuda/staged_device_buffers.cuh"
 #include "kernels/staged/staged_integrator.hpp"
 
 namespace ukes {
@@ -87,38 +88,18 @@ class CudaStagedExecutor {
   using DeviceArray = cuda::DeviceBuffer<E>;
   static constexpr int kThreads = 128;
 
-  static std::size_t per(int count, int each) {
-    return static_cast<std::size_t>(count) * static_cast<std::size_t>(each);
-  }
-
  public:
   CudaStagedExecutor(int count, cudaStream_t stream, cusolverDnHandle_t solver)
       : stream_(stream),
         solver_(solver),
-        systems_(per(count, 1)),
-        scratch_(per(count, 1)),
-        mass_(per(count, kN * kN)),
-        mass_ptr_(per(count, 1)),
-        mass_info_(per(count, 1)),
-        b_(per(count, kM * kN)),
-        s_(per(count, Workspace::kS)),
-        u_(per(count, kM * kM)),
-        v_(per(count, kN * kN)),
-        svd_info_(per(count, 1)),
+        buffers_(count),
+        mass_ptr_(static_cast<std::size_t>(count)),
+        svd_info_(static_cast<std::size_t>(count)),
         active_(1) {
-    ws_.count = count;
-    ws_.systems = systems_.data();
-    ws_.scratch = scratch_.data();
-    ws_.mass = mass_.data();
-    ws_.mass_info = mass_info_.data();
-    ws_.b = b_.data();
-    ws_.s = s_.data();
-    ws_.u = u_.data();
-    ws_.v = v_.data();
-    ws_.active = active_.data();
+    ws_ = buffers_.view(count, active_.data());
     cuda::check(cusolverDnSetStream(solver_, stream_), "cusolverDnSetStream");
     // potrfBatched takes an array of matrix pointers.
-    std::vector<T*> pointers(per(count, 1));
+    std::vector<T*> pointers(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) pointers[static_cast<std::size_t>(i)] = ws_.mass_of(i);
     cuda::check(cudaMemcpyAsync(mass_ptr_.data(), pointers.data(), pointers.size() * sizeof(T*),
                                 cudaMemcpyHostToDevice, stream_),
@@ -183,12 +164,8 @@ class CudaStagedExecutor {
  private:
   cudaStream_t stream_;
   cusolverDnHandle_t solver_;
-  DeviceArray<StagedSystem<Model, T>> systems_;
-  DeviceArray<StageScratch<Model, T>> scratch_;
-  DeviceArray<T> mass_;
+  StagedDeviceBuffers<Model, T> buffers_;
   DeviceArray<T*> mass_ptr_;
-  DeviceArray<int> mass_info_;
-  DeviceArray<T> b_, s_, u_, v_;
   DeviceArray<int> svd_info_;
   DeviceArray<int> active_;
   staged_cuda::GesvdjParams svd_params_;

@@ -17,14 +17,21 @@ constexpr int fused_matrix_scalars(int n, int m) { return n * n + m * n; }
 // rule of thumb; re-measure when kernels change (ptxas -v reports spills).
 inline constexpr int kFusedMatrixRegisters = 256;
 
-// kAuto: the fused kernel (one system per thread) while a system fits in registers, the cuSOLVER
-// path (batched Cholesky and Jacobi SVD per stage) beyond. An explicit request is kept.
+// Largest n and m the warp-per-system kernel takes automatically: one matrix row per lane fits
+// up to 32, but its scalar steps (model, UK finish) still run in one lane and spill more with n;
+// beyond this the cuSOLVER path's batched factorizations take over. A first choice from the
+// register arithmetic, not yet measured on a device.
+inline constexpr int kWarpMaxDimension = 16;
+
+// kAuto: the fused kernel with one system per thread while a system fits in registers, one warp
+// per system up to kWarpMaxDimension, the cuSOLVER path (batched Cholesky and Jacobi SVD per
+// stage) beyond. An explicit request is kept.
 constexpr GpuPath choose_gpu_path(GpuPath requested, int n, int m, Precision precision) {
   if (requested != GpuPath::kAuto) return requested;
   const int registers_per_scalar = precision == Precision::kFp64 ? 2 : 1;
-  return fused_matrix_scalars(n, m) * registers_per_scalar <= kFusedMatrixRegisters
-             ? GpuPath::kFused
-             : GpuPath::kCusolver;
+  if (fused_matrix_scalars(n, m) * registers_per_scalar <= kFusedMatrixRegisters)
+    return GpuPath::kFused;
+  return n <= kWarpMaxDimension && m <= kWarpMaxDimension ? GpuPath::kWarp : GpuPath::kCusolver;
 }
 
 // Systems per device chunk: as many as `budget` bytes hold at `bytes_per_system`, rounded down to

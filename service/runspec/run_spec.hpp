@@ -27,7 +27,7 @@
 //                  projection_tol (> 0; left out: the engine's defaults)}
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
-//   gpu_path       auto | fused | cusolver: how the GPU integrates (auto: by system size)
+//   gpu_path       auto | fused | warp | cusolver: how the GPU integrates (auto: by system size)
 //   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
 //                  fields = [q, qd, residual, force] (any non-empty subset)}
 #pragma once

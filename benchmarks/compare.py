@@ -568,13 +568,14 @@ def main():
     listing = run_json_lines([r.driver, "--list"])[0]
     gpu = listing.get("backends", {}).get("gpu", {"available": False, "reason": "driver failed"})
     log(f"GPU: {'available: ' + gpu.get('name', '') if gpu.get('available') else gpu.get('reason')}")
+    info = machine()  # before this run rewrites the tracked RESULTS.md and plot
     start = time.time()
     cpu_runs(r, p, args.threads)
     gpu_runs(r, p, gpu)
     raw = work / "raw.jsonl"
     raw.write_text("".join(json.dumps(x) + "\n" for x in r.records))
     png_note = plot(r.records, args.png, args.threads)
-    write_markdown(args.out, r.records, machine(), args.threads, p, args.quick, png_note,
+    write_markdown(args.out, r.records, info, args.threads, p, args.quick, png_note,
                    os.path.relpath(raw, REPO))
     log(f"wrote {args.out} and {args.png if png_note is None else '(no plot)'} "
         f"in {time.time() - start:.0f} s")

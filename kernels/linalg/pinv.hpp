@@ -127,9 +127,9 @@ UKES_HD T exact_conditioning_floor() {
 // The pseudoinverse of a fixed B (R x C), factored once and applied to any number of vectors.
 //
 // Two factorizations of X = B (tall or square) or X = B^T (wide), one held at a time:
-//  - Householder QR, X = Q R, when it proves X to have full column rank far from the cutoff:
-//    then B^+ is R^-1 Q^T (tall) or Q R^-T (wide), the rank is min(R, C), and the Jacobi SVD
-//    would have kept every singular value too. The proof is the bound
+//  - Householder QR, X = Q R, when X has two columns or more and QR proves full column rank far
+//    from the cutoff: then B^+ is R^-1 Q^T (tall) or Q R^-T (wide), the rank is min(R, C), and
+//    the Jacobi SVD would have kept every singular value too. The proof is the bound
 //        s_min / s_max >= kappa_lb = 1 / (|R|_F |R^-1|_F) >= s_min / (min(R, C) s_max),
 //    accepted when kappa_lb > max(rtol, exact_conditioning_floor). QR costs one pass over X,
 //    where Jacobi takes several sweeps of rotations: on the UK matrices (a few rows, full rank
@@ -150,7 +150,11 @@ class PseudoInverse {
 
   UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C)) {
     const Mat<T, XR, XC> X = make_x(B);
-    if (factor_qr(X, rtol)) return;
+    // One column (a single constraint row, or a single coordinate) has its SVD in closed form,
+    // the column's norm, and the Jacobi loop does no rotation: cheaper than QR and its bound.
+    if constexpr (XC > 1) {
+      if (factor_qr(X, rtol)) return;
+    }
     take_svd(JacobiSvd<T, XR, XC>(X), rtol);
   }
 

@@ -403,7 +403,7 @@ TEST(PseudoInverse, QrOnlyWhereItProvesFullRankAboveTheExactConditioningFloor) {
 }
 
 // Rank-deficient, zero and non-finite matrices never take QR; a well-conditioned full-rank one
-// does, and the rank-1 row vector (a single constraint row) too.
+// does. A single row (one column of X = B^T) has its SVD in closed form and skips QR.
 TEST(PseudoInverse, QrIsRefusedForRankLossZeroAndNonFinite) {
   std::mt19937_64 rng(710);
   Eigen::MatrixXd A = integers(4, 6, rng);
@@ -418,8 +418,10 @@ TEST(PseudoInverse, QrIsRefusedForRankLossZeroAndNonFinite) {
   EXPECT_TRUE((PseudoInverse<double, 3, 5>(G).factored_by_qr()));
   Mat<double, 1, 4> row = from_eigen<double, 1, 4>(gaussian(1, 4, rng));
   const PseudoInverse<double, 1, 4> Pr(row);
-  EXPECT_TRUE(Pr.factored_by_qr());
-  EXPECT_DOUBLE_EQ(Pr.conditioning(), 1.0);
+  EXPECT_FALSE(Pr.factored_by_qr());
+  EXPECT_EQ(Pr.rank(), 1);
+  EXPECT_EQ(Pr.sweeps(), 0);  // no pair to rotate
+  EXPECT_EQ(Pr.conditioning(), 1.0);
   // A caller's rtol above the bound sends a full-rank matrix to the SVD, which then drops the
   // small singular values as asked.
   const PseudoInverse<double, 3, 5> Pc(G, 0.5);

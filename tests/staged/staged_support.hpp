@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,20 @@ struct PathRuns {
   BatchResults fused, staged;
 };
 
-template <class Model, class T>
+// The staged side runs on `Executor` (the CPU executor, or a test's variant of it); `inspect`
+// sees the executor once the run is done.
+template <class Model, class T, class Executor = CpuStagedExecutor<Model, T>>
 PathRuns run_both_paths(const Batch& batch, const EnsembleSettings& e,
-                        const std::vector<std::int32_t>& traj_ids) {
+                        const std::vector<std::int32_t>& traj_ids,
+                        const std::function<void(const Executor&)>& inspect = {}) {
   PathRuns r;
   r.fused.allocate(batch, e.samples, traj_ids);
   r.staged.allocate(batch, e.samples, traj_ids);
   const RunSettings<T> s = to_run_settings<T>(e);
   run_batch_cpu<Model, T>(batch.view(), s, r.fused.view(), 1);
-  run_staged_cpu<Model, T>(batch.view(), s, r.staged.view());
+  Executor ex(batch.count);
+  run_staged<Model, T>(ex, batch.view(), s, r.staged.view(), nullptr);
+  if (inspect) inspect(ex);
   return r;
 }
 

@@ -297,18 +297,13 @@ TEST(TeamFactorConstraints, PseudoInverseFromTeamFactorsSatisfiesPenrose) {
 
 // ---- the staged path with team factorizations ------------------------------------------------
 
+// The staged path with the team factorizations, every call of which ends with a sync.
 template <class Model, class T>
 PathRuns run_fused_and_team(const Batch& batch, const EnsembleSettings& e,
                             const std::vector<std::int32_t>& traj_ids) {
-  PathRuns r;
-  r.fused.allocate(batch, e.samples, traj_ids);
-  r.staged.allocate(batch, e.samples, traj_ids);
-  const RunSettings<T> s = to_run_settings<T>(e);
-  run_batch_cpu<Model, T>(batch.view(), s, r.fused.view(), 1);
-  TeamStagedExecutor<Model, T> ex(batch.count);
-  run_staged<Model, T>(ex, batch.view(), s, r.staged.view(), nullptr);
-  EXPECT_EQ(ex.unsynced_calls(), 0);
-  return r;
+  return run_both_paths<Model, T, TeamStagedExecutor<Model, T>>(
+      batch, e, traj_ids,
+      [](const TeamStagedExecutor<Model, T>& ex) { EXPECT_EQ(ex.unsynced_calls(), 0); });
 }
 
 // Fewer systems and a far shorter horizon than staged_vs_fused_test.cpp, the same bounds: every

@@ -15,11 +15,12 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
     for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
     if (!(d > T(0)) || !isfinite(d)) return false;
     const T ljj = sqrt(d);
+    const T inv_ljj = T(1) / ljj;
     L(j, j) = ljj;
     for (int i = j + 1; i < N; ++i) {
       T s = M(i, j);
       for (int k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
-      L(i, j) = s / ljj;
+      L(i, j) = s * inv_ljj;
     }
     for (int i = 0; i < j; ++i) L(i, j) = T(0);
   }
@@ -71,12 +72,14 @@ UKES_HD Vec<T, N> lower_times(const Mat<T, N, N>& L, const Vec<T, N>& x) {
 // Returns B = A L^-T, i.e. solves B L^T = A row by row (each row of B: L b^T = a^T).
 template <class T, int R, int N>
 UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A) {
+  Vec<T, N> inv_diag;  // N divisions instead of R N
+  for (int i = 0; i < N; ++i) inv_diag[i] = T(1) / L(i, i);
   Mat<T, R, N> B;
   for (int r = 0; r < R; ++r) {
     for (int i = 0; i < N; ++i) {
       T s = A(r, i);
       for (int k = 0; k < i; ++k) s -= L(i, k) * B(r, k);
-      B(r, i) = s / L(i, i);
+      B(r, i) = s * inv_diag[i];
     }
   }
   return B;

@@ -266,11 +266,12 @@ class PseudoInverse {
   }
 
   // Householder QR of X in place (LAPACK's layout: reflector k's vector v on and below the
-  // diagonal of column k, R strictly above it, R's diagonal in d_, 2 / v^T v in e_). Returns
+  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_). Returns
   // false, leaving the members to take_svd, unless X has provably full column rank with
   // kappa_lb above both rtol and the exact-conditioning floor.
   UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
     x_ = X;
+    T r_fro2 = T(0);
     for (int k = 0; k < XC; ++k) {
       T norm2 = T(0);
       for (int r = k; r < XR; ++r) norm2 += x_(r, k) * x_(r, k);
@@ -282,7 +283,8 @@ class PseudoInverse {
       const T v0 = xkk - rkk;
       x_(k, k) = v0;
       const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
-      d_[k] = rkk;
+      d_[k] = T(1) / rkk;                      // the solves multiply: one division per column
+      r_fro2 += norm2;
       e_[k] = beta;
       for (int j = k + 1; j < XC; ++j) {
         T s = T(0);
@@ -292,17 +294,16 @@ class PseudoInverse {
       }
     }
     // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k).
-    T r_fro2 = T(0), rinv_fro2 = T(0);
+    T rinv_fro2 = T(0);
     for (int k = 0; k < XC; ++k) {
-      r_fro2 += d_[k] * d_[k];
       for (int i = 0; i < k; ++i) r_fro2 += x_(i, k) * x_(i, k);
       Vec<T, XC> y;
-      y[k] = T(1) / d_[k];
+      y[k] = d_[k];
       rinv_fro2 += y[k] * y[k];
       for (int i = k - 1; i >= 0; --i) {
         T s = T(0);
         for (int l = i + 1; l <= k; ++l) s += x_(i, l) * y[l];
-        y[i] = -s / d_[i];
+        y[i] = -s * d_[i];
         rinv_fro2 += y[i] * y[i];
       }
     }
@@ -330,7 +331,7 @@ class PseudoInverse {
       for (int i = 0; i < XC; ++i) {
         T s = r[i];
         for (int k = 0; k < i; ++k) s -= x_(k, i) * z[k];
-        z[i] = s / d_[i];
+        z[i] = s * d_[i];
       }
       for (int k = XC - 1; k >= 0; --k) reflect(k, z);
       return z;
@@ -342,7 +343,7 @@ class PseudoInverse {
       for (int i = XC - 1; i >= 0; --i) {
         T s = y[i];
         for (int k = i + 1; k < XC; ++k) s -= x_(i, k) * x[k];
-        x[i] = s / d_[i];
+        x[i] = s * d_[i];
       }
       return x;
     }

@@ -3,7 +3,7 @@
 // Left-looking, column by column, with exactly the arithmetic of cholesky() in cholesky.hpp: for
 // column j every lane i >= j forms M(i, j) - sum_{k<j} L(i, k) L(j, k) (k ascending) from its own
 // row and row j of L, which lane j broadcasts entry by entry; lane j's value is the pivot d, which
-// it broadcasts so that every lane takes the same decision and divides by the same sqrt(d).
+// it broadcasts so that every lane takes the same decision and scales by the same 1 / sqrt(d).
 // Cost: N (N + 1) / 2 broadcasts; the work per lane is that of its row.
 #pragma once
 
@@ -32,7 +32,7 @@ UKES_HD bool team_cholesky(const Team& team, Vec<T, N>& row) {
     const T d = team.broadcast(s, j);
     if (!(d > T(0)) || !isfinite(d)) return false;
     const T ljj = sqrt(d);
-    row[j] = r > j ? s / ljj : (r == j ? ljj : T(0));
+    row[j] = r > j ? s * (T(1) / ljj) : (r == j ? ljj : T(0));
   }
   return true;
 }

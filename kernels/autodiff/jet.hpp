@@ -1,0 +1,210 @@
+// Forward-mode automatic differentiation for constraint rows, usable on host and device.
+//
+// Jet<T, N> carries, through every operation, what the second-order constraint form needs from
+// ONE evaluation of a constraint function f (kernels/uk/constraint_form.hpp):
+//  - c0, c1, c2: the Taylor polynomial of f along a curve x(s) = x0 + v s + w s^2, truncated
+//    after s^2 (c0 = f, c1 = f', 2 c2 = f'' along the motion);
+//  - g[N]: the gradient of c0 with respect to N seeded inputs (a row of the constraint Jacobian).
+// One pass yields both, so each sin, cos, exp and sqrt is evaluated once per call, not once per
+// derivative.
+//
+// `varies` is false when the gradient is known to be zero: constants, parameters, time, and in
+// velocity rows every subterm of q alone (seeds are on qd). Such jets neither store nor read g,
+// so operations on them cost a few flops instead of N: activity analysis at run time, which the
+// compiler folds wherever the seeding is visible after inlining.
+//
+// Only the operations the catalogue's constraint functions use are provided; adding one is a
+// few lines of calculus (chain() below), checked by tests/autodiff against finite differences.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/core/hd.hpp"
+
+namespace ukes {
+
+template <class T, int N>
+struct Jet {
+  T c0, c1, c2;
+  // Set and read only when `varies`: constructing a constant writes no N zeros (measured: 12% of
+  // the swarm model's right-hand side).
+  T g[N > 0 ? N : 1];
+  bool varies;
+
+  UKES_HD Jet() : c0(T(0)), c1(T(0)), c2(T(0)), varies(false) {}
+  UKES_HD Jet(T value)  // NOLINT: constants promote implicitly, as in ordinary code
+      : c0(value), c1(T(0)), c2(T(0)), varies(false) {}
+  UKES_HD Jet(T value, T rate, T half_curvature)
+      : c0(value), c1(rate), c2(half_curvature), varies(false) {}
+
+  // Input k of the gradient, moving along the curve with x'(0) = rate, x''(0) / 2 = half_curvature.
+  UKES_HD static Jet variable(T value, int k, T rate = T(0), T half_curvature = T(0)) {
+    Jet x(value, rate, half_curvature);
+    for (int i = 0; i < N; ++i) x.g[i] = T(0);
+    x.g[k] = T(1);
+    x.varies = true;
+    return x;
+  }
+
+  // d c0 / d input k (zero for a jet that does not vary).
+  UKES_HD T gradient(int k) const { return varies ? g[k] : T(0); }
+};
+
+template <class X>
+struct IsAd : std::false_type {};
+template <class T, int N>
+struct IsAd<Jet<T, N>> : std::true_type {};
+
+// Arithmetic literals of any type mix with jets.
+template <class U>
+inline constexpr bool kIsArithmetic = std::is_arithmetic_v<U>;
+
+// r.g = wa a.g + wb b.g, doing only the work the operands' activity requires.
+template <class T, int N>
+UKES_HD UKES_INLINE void combine_gradients(Jet<T, N>& r, T wa, const Jet<T, N>& a, T wb,
+                                           const Jet<T, N>& b) {
+  r.varies = a.varies || b.varies;
+  if (a.varies && b.varies) {
+    for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i] + wb * b.g[i];
+  } else if (a.varies) {
+    for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i];
+  } else if (b.varies) {
+    for (int i = 0; i < N; ++i) r.g[i] = wb * b.g[i];
+  }
+}
+
+// r.g = w a.g.
+template <class T, int N>
+UKES_HD UKES_INLINE void scale_gradient(Jet<T, N>& r, T w, const Jet<T, N>& a) {
+  r.varies = a.varies;
+  if (a.varies)
+    for (int i = 0; i < N; ++i) r.g[i] = w * a.g[i];
+}
+
+// f(a) for a scalar function with f(a.c0) = f0, f' = f1, f'' = f2.
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> chain(const Jet<T, N>& a, T f0, T f1, T f2) {
+  Jet<T, N> r(f0, f1 * a.c1, f1 * a.c2 + T(0.5) * f2 * a.c1 * a.c1);
+  scale_gradient(r, f1, a);
+  return r;
+}
+
+// ---------------------------------------------------------------- jet with jet
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> operator-(const Jet<T, N>& a) {
+  Jet<T, N> r(-a.c0, -a.c1, -a.c2);
+  scale_gradient(r, T(-1), a);
+  return r;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> operator+(const Jet<T, N>& a, const Jet<T, N>& b) {
+  Jet<T, N> r(a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2);
+  combine_gradients(r, T(1), a, T(1), b);
+  return r;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> operator-(const Jet<T, N>& a, const Jet<T, N>& b) {
+  Jet<T, N> r(a.c0 - b.c0, a.c1 - b.c1, a.c2 - b.c2);
+  combine_gradients(r, T(1), a, T(-1), b);
+  return r;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> operator*(const Jet<T, N>& a, const Jet<T, N>& b) {
+  Jet<T, N> r(a.c0 * b.c0, a.c0 * b.c1 + a.c1 * b.c0, a.c0 * b.c2 + a.c1 * b.c1 + a.c2 * b.c0);
+  combine_gradients(r, b.c0, a, a.c0, b);
+  return r;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> operator/(const Jet<T, N>& a, const Jet<T, N>& b) {
+  const T inv = T(1) / b.c0;
+  const T q0 = a.c0 * inv;
+  const T q1 = (a.c1 - q0 * b.c1) * inv;
+  const T q2 = (a.c2 - q0 * b.c2 - q1 * b.c1) * inv;
+  Jet<T, N> r(q0, q1, q2);
+  combine_gradients(r, inv, a, -q0 * inv, b);
+  return r;
+}
+
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> sin(const Jet<T, N>& a) {
+  const T s = sin(a.c0), c = cos(a.c0);
+  return chain(a, s, c, -s);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> cos(const Jet<T, N>& a) {
+  const T s = sin(a.c0), c = cos(a.c0);
+  return chain(a, c, -s, -c);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> exp(const Jet<T, N>& a) {
+  const T e = exp(a.c0);
+  return chain(a, e, e, e);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> sqrt(const Jet<T, N>& a) {
+  const T r = sqrt(a.c0);
+  const T d1 = T(0.5) / r;  // f' = 1 / (2 r), f'' = -f' / (2 r^2) = -2 f'^3
+  return chain(a, r, d1, T(-2) * d1 * d1 * d1);
+}
+
+// ---------------------------------------------------------------- jet with a plain number
+// Direct forms: a plain number has no derivatives, and multiplying them by zero is work the
+// compiler may not remove (0 * x is not 0 for every x in IEEE arithmetic).
+template <class X>
+using ScalarOf = std::enable_if_t<IsAd<X>::value, decltype(X::c0)>;
+
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator+(const X& a, U b) {
+  X r = a;
+  r.c0 = a.c0 + static_cast<ScalarOf<X>>(b);
+  return r;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator+(U a, const X& b) {
+  X r = b;
+  r.c0 = static_cast<ScalarOf<X>>(a) + b.c0;
+  return r;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator-(const X& a, U b) {
+  X r = a;
+  r.c0 = a.c0 - static_cast<ScalarOf<X>>(b);
+  return r;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator-(U a, const X& b) {
+  X r = -b;
+  r.c0 = static_cast<ScalarOf<X>>(a) - b.c0;
+  return r;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator*(const X& a, U b) {
+  const auto s = static_cast<ScalarOf<X>>(b);
+  X r(a.c0 * s, a.c1 * s, a.c2 * s);
+  scale_gradient(r, s, a);
+  return r;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator*(U a, const X& b) {
+  return b * a;
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator/(const X& a, U b) {
+  return a * (ScalarOf<X>(1) / static_cast<ScalarOf<X>>(b));
+}
+template <class X, class U, std::enable_if_t<IsAd<X>::value && kIsArithmetic<U>, int> = 0>
+UKES_HD UKES_INLINE X operator/(U a, const X& b) {
+  return X(static_cast<ScalarOf<X>>(a)) / b;
+}
+
+// The plain value of any scalar, jet or not.
+template <class T>
+UKES_HD UKES_INLINE T value_of(T x) {
+  return x;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE T value_of(const Jet<T, N>& x) {
+  return x.c0;
+}
+
+}  // namespace ukes

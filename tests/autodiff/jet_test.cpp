@@ -1,0 +1,332 @@
+// The forward-mode AD type of kernels/autodiff/jet.hpp against closed-form derivatives and finite
+// differences, in double and float. Jet<T, N> carries two things, tested apart and together:
+//  - the value c0 and its gradient with respect to N seeded inputs;
+//  - Taylor coefficients (c0, c1, c2) of g(s) = f(x(s)) for x(s) = x0 + v s + w s^2,
+//    i.e. c0 = g(0), c1 = g'(0), c2 = g''(0) / 2, with g'(0) = f'(x0) v and
+//    g''(0) = f''(x0) v^2 + 2 f'(x0) w;
+// and whether the gradient can be nonzero at all (`varies`), which decides the work done.
+#include "kernels/autodiff/jet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ukes {
+namespace {
+
+// Relative-or-absolute closeness: |a - b| <= tol * max(1, |b|).
+#define EXPECT_CLOSE(a, b, tol)                                                        \
+  EXPECT_LE(std::abs(double(a) - double(b)), (tol)*std::max(1.0, std::abs(double(b)))) \
+      << #a << " = " << double(a) << " vs " << #b << " = " << double(b)
+
+// ---------------------------------------------------------------- gradient: elementary operations
+
+template <class T>
+void dual_elementary(double tol) {
+  using D = Jet<T, 2>;
+  const T x0 = T(0.7), y0 = T(-1.3);
+  const D x = D::variable(x0, 0), y = D::variable(y0, 1);
+  EXPECT_EQ(x.c0, x0);
+  EXPECT_EQ(x.gradient(0), T(1));
+  EXPECT_EQ(x.gradient(1), T(0));
+
+  D r = x + y;
+  EXPECT_CLOSE(r.c0, x0 + y0, tol);
+  EXPECT_CLOSE(r.gradient(0), 1, tol);
+  EXPECT_CLOSE(r.gradient(1), 1, tol);
+  r = x - y;
+  EXPECT_CLOSE(r.c0, x0 - y0, tol);
+  EXPECT_CLOSE(r.gradient(0), 1, tol);
+  EXPECT_CLOSE(r.gradient(1), -1, tol);
+  r = -x;
+  EXPECT_CLOSE(r.c0, -x0, tol);
+  EXPECT_CLOSE(r.gradient(0), -1, tol);
+  EXPECT_CLOSE(r.gradient(1), 0, tol);
+  r = x * y;
+  EXPECT_CLOSE(r.c0, x0 * y0, tol);
+  EXPECT_CLOSE(r.gradient(0), y0, tol);
+  EXPECT_CLOSE(r.gradient(1), x0, tol);
+  r = x / y;  // d/dx = 1/y, d/dy = -x/y^2
+  EXPECT_CLOSE(r.c0, x0 / y0, tol);
+  EXPECT_CLOSE(r.gradient(0), 1 / double(y0), tol);
+  EXPECT_CLOSE(r.gradient(1), -double(x0) / (double(y0) * double(y0)), tol);
+  r = sin(x);
+  EXPECT_CLOSE(r.c0, std::sin(double(x0)), tol);
+  EXPECT_CLOSE(r.gradient(0), std::cos(double(x0)), tol);
+  EXPECT_CLOSE(r.gradient(1), 0, tol);
+  r = cos(y);
+  EXPECT_CLOSE(r.c0, std::cos(double(y0)), tol);
+  EXPECT_CLOSE(r.gradient(1), -std::sin(double(y0)), tol);
+  r = exp(y);
+  EXPECT_CLOSE(r.c0, std::exp(double(y0)), tol);
+  EXPECT_CLOSE(r.gradient(1), std::exp(double(y0)), tol);
+  r = sqrt(x);
+  EXPECT_CLOSE(r.c0, std::sqrt(double(x0)), tol);
+  EXPECT_CLOSE(r.gradient(0), 0.5 / std::sqrt(double(x0)), tol);
+
+  // Mixed with plain numbers of several arithmetic types, on either side.
+  r = x + 2;
+  EXPECT_CLOSE(r.c0, double(x0) + 2, tol);
+  EXPECT_CLOSE(r.gradient(0), 1, tol);
+  r = 2.5 - x;
+  EXPECT_CLOSE(r.c0, 2.5 - double(x0), tol);
+  EXPECT_CLOSE(r.gradient(0), -1, tol);
+  r = x - 1.5f;
+  EXPECT_CLOSE(r.c0, double(x0) - 1.5, tol);
+  EXPECT_CLOSE(r.gradient(0), 1, tol);
+  r = 3 * y;
+  EXPECT_CLOSE(r.c0, 3 * double(y0), tol);
+  EXPECT_CLOSE(r.gradient(1), 3, tol);
+  r = y * 0.5;
+  EXPECT_CLOSE(r.gradient(1), 0.5, tol);
+  r = x / 4;
+  EXPECT_CLOSE(r.c0, double(x0) / 4, tol);
+  EXPECT_CLOSE(r.gradient(0), 0.25, tol);
+  r = 2.0 / x;  // d/dx = -2 / x^2
+  EXPECT_CLOSE(r.c0, 2 / double(x0), tol);
+  EXPECT_CLOSE(r.gradient(0), -2 / (double(x0) * double(x0)), tol);
+  r = 1 + x;
+  EXPECT_CLOSE(r.c0, 1 + double(x0), tol);
+
+  // Constants carry no derivative, and say so.
+  const D c(T(3));
+  EXPECT_FALSE(c.varies);
+  EXPECT_EQ(c.gradient(0), T(0));
+  EXPECT_EQ(c.gradient(1), T(0));
+  EXPECT_TRUE(x.varies);
+  EXPECT_EQ(value_of(x), x0);
+  EXPECT_EQ(value_of(T(2)), T(2));
+}
+
+TEST(JetGradient, ElementaryDouble) {
+  dual_elementary<double>(4 * std::numeric_limits<double>::epsilon());
+}
+TEST(JetGradient, ElementaryFloat) {
+  dual_elementary<float>(4 * std::numeric_limits<float>::epsilon());
+}
+
+// ---------------------------------------------------------------- gradient: a composite function
+
+// f(x, y, z) = sin(x y) / sqrt(1 + z^2) + exp(-x) cos(y) - 3 x / y + 2 z^2
+double f_plain(double x, double y, double z) {
+  return std::sin(x * y) / std::sqrt(1 + z * z) + std::exp(-x) * std::cos(y) - 3 * x / y +
+         2 * z * z;
+}
+template <class S>
+S f_ad(const S& x, const S& y, const S& z) {
+  return sin(x * y) / sqrt(1 + z * z) + exp(-x) * cos(y) - 3 * x / y + 2 * z * z;
+}
+// Closed-form gradient.
+void f_grad(double x, double y, double z, double g[3]) {
+  const double r = std::sqrt(1 + z * z);
+  g[0] = y * std::cos(x * y) / r - std::exp(-x) * std::cos(y) - 3 / y;
+  g[1] = x * std::cos(x * y) / r - std::exp(-x) * std::sin(y) + 3 * x / (y * y);
+  g[2] = -std::sin(x * y) * z / (r * r * r) + 4 * z;
+}
+
+TEST(JetGradient, CompositeGradientMatchesClosedFormAndFiniteDifferences) {
+  const double pts[][3] = {{0.3, 1.7, -0.4}, {-1.2, 0.5, 2.0}, {2.5, -0.8, 0.0}, {0.01, 3.0, 1.0}};
+  for (const auto& p : pts) {
+    using D = Jet<double, 3>;
+    const D r = f_ad(D::variable(p[0], 0), D::variable(p[1], 1), D::variable(p[2], 2));
+    double g[3];
+    f_grad(p[0], p[1], p[2], g);
+    EXPECT_CLOSE(r.c0, f_plain(p[0], p[1], p[2]), 1e-15);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_CLOSE(r.gradient(k), g[k], 1e-14);
+      // Central difference, h = 1e-5: truncation ~ h^2 f''' ~ 1e-10, rounding ~ eps / h ~ 1e-11.
+      double a[3] = {p[0], p[1], p[2]}, b[3] = {p[0], p[1], p[2]};
+      const double h = 1e-5;
+      a[k] += h;
+      b[k] -= h;
+      const double fd = (f_plain(a[0], a[1], a[2]) - f_plain(b[0], b[1], b[2])) / (2 * h);
+      EXPECT_CLOSE(r.gradient(k), fd, 1e-8);
+    }
+    // Float: same gradient to float accuracy (condition of the expression is modest here).
+    using F = Jet<float, 3>;
+    const F rf =
+        f_ad(F::variable(float(p[0]), 0), F::variable(float(p[1]), 1), F::variable(float(p[2]), 2));
+    for (int k = 0; k < 3; ++k) EXPECT_CLOSE(rf.gradient(k), g[k], 2e-5);
+  }
+}
+
+// ---------------------------------------------------------------- Taylor coefficients
+
+// Taylor coefficients of g(s) = f(x0 + v s + w s^2) from f, f', f''.
+struct Taylor {
+  double c0, c1, c2;
+};
+Taylor along(double f, double f1, double f2, double v, double w) {
+  return {f, f1 * v, 0.5 * (f2 * v * v + 2 * f1 * w)};
+}
+
+template <class T>
+void expect_jet(const Jet<T, 0>& j, const Taylor& t, double tol, const char* what) {
+  SCOPED_TRACE(what);
+  EXPECT_CLOSE(j.c0, t.c0, tol);
+  EXPECT_CLOSE(j.c1, t.c1, tol);
+  EXPECT_CLOSE(j.c2, t.c2, tol);
+}
+
+template <class T>
+void jet_elementary(double tol) {
+  using J = Jet<T, 0>;
+  const double x0 = 0.8, v = -1.7, w = 0.45;
+  const J x{T(x0), T(v), T(w)};
+  const double y0 = -0.6, vy = 0.9, wy = -0.3;
+  const J y{T(y0), T(vy), T(wy)};
+
+  expect_jet(sin(x), along(std::sin(x0), std::cos(x0), -std::sin(x0), v, w), tol, "sin");
+  expect_jet(cos(x), along(std::cos(x0), -std::sin(x0), -std::cos(x0), v, w), tol, "cos");
+  expect_jet(exp(x), along(std::exp(x0), std::exp(x0), std::exp(x0), v, w), tol, "exp");
+  const double r = std::sqrt(x0);
+  expect_jet(sqrt(x), along(r, 0.5 / r, -0.25 / (r * r * r), v, w), tol, "sqrt");
+  expect_jet(-x, along(-x0, -1, 0, v, w), tol, "neg");
+  expect_jet(x * T(3), along(3 * x0, 3, 0, v, w), tol, "times literal");
+  expect_jet(2 - x, along(2 - x0, -1, 0, v, w), tol, "literal minus");
+  expect_jet(x + 1.5, along(x0 + 1.5, 1, 0, v, w), tol, "plus literal");
+  expect_jet(x - 1, along(x0 - 1, 1, 0, v, w), tol, "minus literal");
+  expect_jet(x / 2, along(x0 / 2, 0.5, 0, v, w), tol, "over literal");
+  // 1 / x: f' = -1/x^2, f'' = 2/x^3.
+  expect_jet(1.0 / x, along(1 / x0, -1 / (x0 * x0), 2 / (x0 * x0 * x0), v, w), tol, "inverse");
+  // x * x: f' = 2x, f'' = 2.
+  expect_jet(x * x, along(x0 * x0, 2 * x0, 2, v, w), tol, "square");
+
+  // Products and quotients of two jets: (a b)'' = a'' b + 2 a' b' + a b''.
+  const double a0 = x0, a1 = v, a2 = 2 * w, b0 = y0, b1 = vy, b2 = 2 * wy;  // g, g', g''
+  const J p = x * y;
+  EXPECT_CLOSE(p.c0, a0 * b0, tol);
+  EXPECT_CLOSE(p.c1, a1 * b0 + a0 * b1, tol);
+  EXPECT_CLOSE(p.c2, 0.5 * (a2 * b0 + 2 * a1 * b1 + a0 * b2), tol);
+  const J s = x + y, d = x - y;
+  EXPECT_CLOSE(s.c2, w + wy, tol);
+  EXPECT_CLOSE(d.c1, v - vy, tol);
+  // q = a / b: q' = (a' - q b') / b, q'' = (a'' - 2 q' b' - q b'') / b.
+  const J q = x / y;
+  const double q0 = a0 / b0, q1 = (a1 - q0 * b1) / b0, q2 = (a2 - 2 * q1 * b1 - q0 * b2) / b0;
+  EXPECT_CLOSE(q.c0, q0, tol);
+  EXPECT_CLOSE(q.c1, q1, tol);
+  EXPECT_CLOSE(q.c2, 0.5 * q2, tol);
+
+  EXPECT_EQ(value_of(x), T(x0));
+  const J c(T(5));
+  EXPECT_EQ(c.c1, T(0));
+  EXPECT_EQ(c.c2, T(0));
+}
+
+TEST(JetTaylor, ElementaryDouble) {
+  jet_elementary<double>(8 * std::numeric_limits<double>::epsilon());
+}
+TEST(JetTaylor, ElementaryFloat) {
+  jet_elementary<float>(16 * std::numeric_limits<float>::epsilon());
+}
+
+// The composite f along a curve in R^3, against central finite differences of g(s):
+// g'(0) ~ (g(h) - g(-h)) / 2h, g''(0) ~ (g(h) - 2 g(0) + g(-h)) / h^2 with h = 1e-4
+// (truncation ~ h^2 ~ 1e-8, rounding ~ eps / h^2 ~ 2e-8 for g''), and against the chain rule
+// through the closed-form gradient for c1.
+TEST(JetTaylor, CompositeAlongCurveMatchesFiniteDifferences) {
+  const double x0[3] = {0.3, 1.7, -0.4}, v[3] = {1.1, -0.6, 0.8}, w[3] = {-0.2, 0.3, 0.5};
+  using J = Jet<double, 0>;
+  const J r = f_ad(J(x0[0], v[0], w[0]), J(x0[1], v[1], w[1]), J(x0[2], v[2], w[2]));
+  auto g = [&](double s) {
+    double p[3];
+    for (int k = 0; k < 3; ++k) p[k] = x0[k] + v[k] * s + w[k] * s * s;
+    return f_plain(p[0], p[1], p[2]);
+  };
+  const double h = 1e-4;
+  EXPECT_CLOSE(r.c0, g(0), 1e-15);
+  EXPECT_CLOSE(r.c1, (g(h) - g(-h)) / (2 * h), 1e-7);
+  EXPECT_CLOSE(2 * r.c2, (g(h) - 2 * g(0) + g(-h)) / (h * h), 1e-6);
+  double grad[3];
+  f_grad(x0[0], x0[1], x0[2], grad);
+  EXPECT_CLOSE(r.c1, grad[0] * v[0] + grad[1] * v[1] + grad[2] * v[2], 1e-14);
+
+  // The same in float, against the double result.
+  using JF = Jet<float, 0>;
+  const JF rf =
+      f_ad(JF(float(x0[0]), float(v[0]), float(w[0])), JF(float(x0[1]), float(v[1]), float(w[1])),
+           JF(float(x0[2]), float(v[2]), float(w[2])));
+  EXPECT_CLOSE(rf.c0, r.c0, 1e-5);
+  EXPECT_CLOSE(rf.c1, r.c1, 1e-5);
+  EXPECT_CLOSE(rf.c2, r.c2, 1e-5);
+}
+
+// The two parts agree the way constraint_form uses them: the second coefficient of a function
+// along (q + s qd, t + s) equals qd^T H qd / 2 + ..., checked here on f(x, y) = x^2 y
+// (Hessian [[2y, 2x], [2x, 0]]), and c1 is the gradient times the direction.
+TEST(JetTaylor, QuadraticFormOfHessian) {
+  const double x = 1.3, y = -0.7, vx = 0.4, vy = 2.1;
+  using J = Jet<double, 0>;
+  const J r = J(x, vx, 0.0) * J(x, vx, 0.0) * J(y, vy, 0.0);
+  const double hess_q = 2 * y * vx * vx + 2 * 2 * x * vx * vy;  // v^T H v
+  EXPECT_CLOSE(2 * r.c2, hess_q, 1e-15);
+  using D = Jet<double, 2>;
+  const D g = D::variable(x, 0) * D::variable(x, 0) * D::variable(y, 1);
+  EXPECT_CLOSE(r.c1, g.gradient(0) * vx + g.gradient(1) * vy, 1e-15);
+}
+
+// One evaluation with seeds that both vary and move gives the gradient and the Taylor
+// coefficients each as if computed alone: what constraint_form's single pass relies on.
+TEST(Jet, GradientAndTaylorCoefficientsInOnePass) {
+  const double x0[3] = {0.3, 1.7, -0.4}, v[3] = {1.1, -0.6, 0.8}, w[3] = {-0.2, 0.3, 0.5};
+  using J = Jet<double, 3>;
+  const J r = f_ad(J::variable(x0[0], 0, v[0], w[0]), J::variable(x0[1], 1, v[1], w[1]),
+                   J::variable(x0[2], 2, v[2], w[2]));
+  using T0 = Jet<double, 0>;
+  const T0 taylor = f_ad(T0(x0[0], v[0], w[0]), T0(x0[1], v[1], w[1]), T0(x0[2], v[2], w[2]));
+  using G = Jet<double, 3>;
+  const G grad = f_ad(G::variable(x0[0], 0), G::variable(x0[1], 1), G::variable(x0[2], 2));
+  EXPECT_EQ(r.c0, taylor.c0);
+  EXPECT_EQ(r.c1, taylor.c1);
+  EXPECT_EQ(r.c2, taylor.c2);
+  double g[3];
+  f_grad(x0[0], x0[1], x0[2], g);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(r.gradient(k), grad.gradient(k));
+    EXPECT_CLOSE(r.gradient(k), g[k], 1e-14);
+  }
+}
+
+// Activity: a jet varies exactly when some seeded input reaches it, whatever the operation, and a
+// jet that does not vary reports a zero gradient. Velocity rows seed qd only, so their subterms
+// of q alone (moving along the motion, with c1 != 0) must not vary, and the row must.
+TEST(Jet, VariesExactlyWhenASeedReachesIt) {
+  using J = Jet<double, 2>;
+  const J x = J::variable(0.7, 0), y = J::variable(-1.3, 1);
+  const J q(0.4, 1.5, 0.0);  // moves, but is no input of the gradient
+  const J c(2.0);
+  auto check = [](const J& r, bool varies, const char* what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(r.varies, varies);
+    if (!varies) {
+      EXPECT_EQ(r.gradient(0), 0.0);
+      EXPECT_EQ(r.gradient(1), 0.0);
+    }
+  };
+  check(q + c, false, "q + c");
+  check(q * q - c / q, false, "q q - c / q");
+  check(sin(q) + cos(q) + exp(q) + sqrt(q), false, "elementary functions of q");
+  check(2.0 * q - 1 + q / 3.0 - 4.0 / q, false, "q with literals");
+  check(-q, false, "-q");
+  check(x + q, true, "x + q");
+  check(q - y, true, "q - y");
+  check(q * x, true, "q x");
+  check(q / y, true, "q / y");
+  check(x / q, true, "x / q");
+  check(sqrt(q * q) * y, true, "sqrt(q q) y");
+  check(3.0 - x, true, "3 - x");
+
+  // The gradient of a mixed expression sees the non-varying part as a constant: d/dx of
+  // sin(q) x^2 + q / y is (2 sin(q) x, -q / y^2), whatever q's motion.
+  const J r = sin(q) * x * x + q / y;
+  EXPECT_CLOSE(r.gradient(0), 2 * std::sin(0.4) * 0.7, 1e-15);
+  EXPECT_CLOSE(r.gradient(1), -0.4 / (1.3 * 1.3), 1e-15);
+  // Its motion coefficient comes from q alone (x and y do not move): cos(q) q' x^2 + q' / y.
+  EXPECT_CLOSE(r.c1, std::cos(0.4) * 1.5 * 0.49 + 1.5 / -1.3, 1e-15);
+}
+
+}  // namespace
+}  // namespace ukes

@@ -8,21 +8,30 @@ namespace ukes {
 
 // Returns false (and leaves L unspecified) when M is not numerically positive definite or holds a
 // non-finite entry. Only the lower triangle of M is read; the strict upper triangle of L is zeroed.
+//
+// Right-looking: once column j is final it is subtracted from the columns right of it. Each entry
+// still receives its terms L(i, k) L(j, k) in ascending k, so the rounding is the left-looking
+// (dot-product) form's, but the updates are independent of one another instead of one dependent
+// chain per entry, and a zero L(k, j) skips its whole update, as in reference BLAS: mass
+// matrices are often sparse, even diagonal.
 template <class T, int N>
 UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
+  L = M;
   for (int j = 0; j < N; ++j) {
-    T d = M(j, j);
-    for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    const T d = L(j, j);
     if (!(d > T(0)) || !isfinite(d)) return false;
     const T ljj = sqrt(d);
     const T inv_ljj = T(1) / ljj;
     L(j, j) = ljj;
     for (int i = j + 1; i < N; ++i) {
-      T s = M(i, j);
-      for (int k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
-      L(i, j) = s * inv_ljj;
+      L(i, j) *= inv_ljj;
+      L(j, i) = T(0);
     }
-    for (int i = 0; i < j; ++i) L(i, j) = T(0);
+    for (int k = j + 1; k < N; ++k) {
+      const T lkj = L(k, j);
+      if (lkj == T(0)) continue;
+      for (int i = k; i < N; ++i) L(i, k) -= L(i, j) * lkj;
+    }
   }
   return true;
 }
@@ -69,20 +78,23 @@ UKES_HD Vec<T, N> lower_times(const Mat<T, N, N>& L, const Vec<T, N>& x) {
   return y;
 }
 
-// Returns B = A L^-T, i.e. solves B L^T = A row by row (each row of B: L b^T = a^T).
+// Returns B = A L^-T, i.e. solves L B^T = A^T by forward substitution on all R columns of A^T at
+// once: after row i of B^T is final it is subtracted from the rows below, so the inner loops run
+// over R independent columns (vectorizable, no reduction) with the same operation order as
+// row-by-row substitution, hence the same rounding.
 template <class T, int R, int N>
 UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A) {
-  Vec<T, N> inv_diag;  // N divisions instead of R N
-  for (int i = 0; i < N; ++i) inv_diag[i] = T(1) / L(i, i);
-  Mat<T, R, N> B;
-  for (int r = 0; r < R; ++r) {
-    for (int i = 0; i < N; ++i) {
-      T s = A(r, i);
-      for (int k = 0; k < i; ++k) s -= L(i, k) * B(r, k);
-      B(r, i) = s * inv_diag[i];
+  Mat<T, N, R> X = transpose(A);
+  for (int i = 0; i < N; ++i) {
+    const T inv = T(1) / L(i, i);
+    for (int r = 0; r < R; ++r) X(i, r) *= inv;
+    for (int j = i + 1; j < N; ++j) {
+      const T l = L(j, i);
+      if (l == T(0)) continue;  // as reference BLAS trsm: M is often sparse, even diagonal
+      for (int r = 0; r < R; ++r) X(j, r) -= l * X(i, r);
     }
   }
-  return B;
+  return transpose(X);
 }
 
 }  // namespace ukes

@@ -289,6 +289,7 @@ class PseudoInverse {
       for (int j = k + 1; j < XC; ++j) {
         T s = T(0);
         for (int r = k; r < XR; ++r) s += x_(r, k) * x_(r, j);
+        if (s == T(0)) continue;  // column j is orthogonal to v already (constraint rows often are)
         s *= beta;
         for (int r = k; r < XR; ++r) x_(r, j) -= s * x_(r, k);
       }

@@ -266,25 +266,35 @@ class PseudoInverse {
   }
 
   // Householder QR of X in place (LAPACK's layout: reflector k's vector v on and below the
-  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_). Returns
+  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_, which is
+  // 0 for a reflector that is the identity). Returns
   // false, leaving the members to take_svd, unless X has provably full column rank with
   // kappa_lb above both rtol and the exact-conditioning floor.
   UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
     x_ = X;
     T r_fro2 = T(0);
     for (int k = 0; k < XC; ++k) {
-      T norm2 = T(0);
-      for (int r = k; r < XR; ++r) norm2 += x_(r, k) * x_(r, k);
+      T below2 = T(0);  // squared norm of column k below the diagonal
+      for (int r = k + 1; r < XR; ++r) below2 += x_(r, k) * x_(r, k);
+      const T xkk = x_(k, k);
+      const T norm2 = xkk * xkk + below2;
       const T norm = sqrt(norm2);
       if (!(norm > T(0)) || !isfinite(norm)) return false;  // rank-deficient or non-finite
+      r_fro2 += norm2;
+      if (below2 == T(0)) {
+        // Column k is triangular already: the reflector is the identity (LAPACK's tau = 0), and
+        // R(k, k) = x_kk. Constraint rows that are orthogonal in the metric of M (a diagonal M
+        // with rows on distinct coordinates) make every column so.
+        d_[k] = T(1) / xkk;
+        e_[k] = T(0);
+        continue;
+      }
       // R(k, k) gets the sign opposite to x_kk so that v_0 = x_kk - R(k, k) does not cancel.
-      const T xkk = x_(k, k);
       const T rkk = xkk > T(0) ? -norm : norm;
       const T v0 = xkk - rkk;
       x_(k, k) = v0;
       const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
       d_[k] = T(1) / rkk;                      // the solves multiply: one division per column
-      r_fro2 += norm2;
       e_[k] = beta;
       for (int j = k + 1; j < XC; ++j) {
         T s = T(0);
@@ -294,10 +304,15 @@ class PseudoInverse {
         for (int r = k; r < XR; ++r) x_(r, j) -= s * x_(r, k);
       }
     }
-    // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k).
+    // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k; for a diagonal R, the
+    // reciprocals of its diagonal).
+    T off2 = T(0);
+    for (int k = 1; k < XC; ++k)
+      for (int i = 0; i < k; ++i) off2 += x_(i, k) * x_(i, k);
+    r_fro2 += off2;
     T rinv_fro2 = T(0);
-    for (int k = 0; k < XC; ++k) {
-      for (int i = 0; i < k; ++i) r_fro2 += x_(i, k) * x_(i, k);
+    for (int k = 0; k < XC && off2 == T(0); ++k) rinv_fro2 += d_[k] * d_[k];
+    for (int k = 0; k < XC && off2 != T(0); ++k) {
       Vec<T, XC> y;
       y[k] = d_[k];
       rinv_fro2 += y[k] * y[k];
@@ -319,6 +334,7 @@ class PseudoInverse {
 
   // v_k^T z over rows k.., then z -= (2 / v^T v) (v_k^T z) v_k: applies reflector k to z.
   UKES_HD void reflect(int k, Vec<T, XR>& z) const {
+    if (e_[k] == T(0)) return;  // the identity
     T s = T(0);
     for (int r = k; r < XR; ++r) s += x_(r, k) * z[r];
     s *= e_[k];

@@ -402,6 +402,60 @@ TEST(PseudoInverse, QrOnlyWhereItProvesFullRankAboveTheExactConditioningFloor) {
   EXPECT_GE(svd, 20);
 }
 
+// Columns of X (B, or B^T when B is wide) that are zero below the diagonal take the identity as
+// their reflector, as LAPACK does. Diagonal, triangular and partly triangular matrices of every
+// shape class, the UK matrices of constraint rows on distinct coordinates with a diagonal M, give
+// the rank, conditioning bound and B^+ of any other matrix; a badly conditioned diagonal one still
+// goes to the SVD.
+template <int R, int C>
+void check_structured(const Eigen::MatrixXd& Ad, bool expect_qr, const char* what) {
+  SCOPED_TRACE(what);
+  constexpr int kMin = R < C ? R : C;
+  const Mat<double, R, C> A = from_eigen<double, R, C>(Ad);
+  const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(Ad).singularValues();
+  const double exact = sv(kMin - 1) / sv(0);
+  const EigenPinv ref = eigen_pinv(Ad, default_rank_rtol<double>(R, C));
+  const PseudoInverse<double, R, C> P(A);
+  EXPECT_EQ(P.factored_by_qr(), expect_qr);
+  EXPECT_EQ(P.rank(), ref.rank);
+  if (expect_qr) {
+    EXPECT_LE(P.conditioning(), exact * (1.0 + 64 * eps_of<double>()));
+    EXPECT_GE(P.conditioning(), exact / kMin * (1.0 - 64 * eps_of<double>()));
+  }
+  const double agree = 64 * kMin * eps_of<double>() * ref.kappa;
+  EXPECT_LE((to_eigen(P.matrix()) - ref.X).norm() / ref.X.norm(), agree);
+}
+
+TEST(PseudoInverse, TriangularColumnsSkipTheirReflector) {
+  std::mt19937_64 rng(711);
+  Eigen::VectorXd d(5);
+  d << 2.0, -3.0, 0.5, 1.0, -1.5;
+  check_structured<5, 5>(d.asDiagonal().toDenseMatrix(), true, "diagonal 5x5, mixed signs");
+  check_structured<10, 10>(Eigen::MatrixXd::Identity(10, 10) / std::sqrt(2.0), true,
+                           "I / sqrt(2): the swarm's B");
+  Eigen::MatrixXd tall = Eigen::MatrixXd::Zero(6, 4);
+  tall.topRows(4) = Eigen::MatrixXd(gaussian(4, 4, rng).triangularView<Eigen::Upper>());
+  tall.diagonal() += Eigen::VectorXd::Constant(4, 4.0);
+  check_structured<6, 4>(tall, true, "tall, upper triangular");
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(5, 3);  // X = B^T of a wide B
+  x.topRows(3) = Eigen::MatrixXd(gaussian(3, 3, rng).triangularView<Eigen::Upper>());
+  x.diagonal() += Eigen::VectorXd::Constant(3, 4.0);
+  check_structured<3, 5>(x.transpose(), true, "wide, B^T upper triangular");
+  Eigen::MatrixXd mixed = gaussian(4, 4, rng);
+  mixed.col(0).tail(3).setZero();
+  mixed.col(1).tail(2).setZero();
+  mixed(0, 0) = 3.0;
+  mixed(1, 1) = -3.0;
+  check_structured<4, 4>(mixed, true, "first two columns triangular, the others dense");
+  Eigen::MatrixXd partly = with_rank(5, 5, 5, rng);
+  partly.col(2).tail(2).setZero();
+  check_structured<5, 5>(partly, true, "one middle column triangular");
+  Eigen::VectorXd tiny(3);
+  tiny << 1.0, 1e-10, 1.0;
+  check_structured<3, 3>(tiny.asDiagonal().toDenseMatrix(), false,
+                         "diagonal below the exact-conditioning floor");
+}
+
 // Rank-deficient, zero and non-finite matrices never take QR; a well-conditioned full-rank one
 // does. A single row (one column of X = B^T) has its SVD in closed form and skips QR.
 TEST(PseudoInverse, QrIsRefusedForRankLossZeroAndNonFinite) {

@@ -97,4 +97,59 @@ UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Ma
   return transpose(X);
 }
 
+// The factor with what the solves exploit: the mass matrices of Cartesian coordinates (particles,
+// bars' centres and angles, robots in the plane) are diagonal, and then each triangular operation
+// is one multiplication or division per entry instead of a dense triangle of them. The results
+// are the dense routines' bit for bit: there the skipped terms are exact zeros.
+template <class T, int N>
+struct CholeskyFactor {
+  Mat<T, N, N> L;
+  bool diagonal = false;
+};
+
+template <class T, int N>
+UKES_HD bool cholesky(const Mat<T, N, N>& M, CholeskyFactor<T, N>& F) {
+  if (!cholesky(M, F.L)) return false;
+  F.diagonal = true;
+  for (int i = 1; i < N; ++i)
+    for (int k = 0; k < i; ++k) F.diagonal = F.diagonal && F.L(i, k) == T(0);
+  return true;
+}
+
+template <class T, int N>
+UKES_HD Vec<T, N> solve_lower_transpose(const CholeskyFactor<T, N>& F, const Vec<T, N>& b) {
+  if (!F.diagonal) return solve_lower_transpose(F.L, b);
+  Vec<T, N> x;
+  for (int i = 0; i < N; ++i) x[i] = b[i] / F.L(i, i);
+  return x;
+}
+
+template <class T, int N>
+UKES_HD Vec<T, N> cholesky_solve(const CholeskyFactor<T, N>& F, const Vec<T, N>& b) {
+  if (!F.diagonal) return cholesky_solve(F.L, b);
+  Vec<T, N> x;
+  for (int i = 0; i < N; ++i) x[i] = b[i] / F.L(i, i) / F.L(i, i);
+  return x;
+}
+
+template <class T, int N>
+UKES_HD Vec<T, N> lower_times(const CholeskyFactor<T, N>& F, const Vec<T, N>& x) {
+  if (!F.diagonal) return lower_times(F.L, x);
+  Vec<T, N> y;
+  for (int i = 0; i < N; ++i) y[i] = F.L(i, i) * x[i];
+  return y;
+}
+
+template <class T, int R, int N>
+UKES_HD Mat<T, R, N> right_solve_lower_transpose(const CholeskyFactor<T, N>& F,
+                                                 const Mat<T, R, N>& A) {
+  if (!F.diagonal) return right_solve_lower_transpose(F.L, A);
+  Mat<T, R, N> B;
+  for (int i = 0; i < N; ++i) {
+    const T inv = T(1) / F.L(i, i);
+    for (int r = 0; r < R; ++r) B(r, i) = A(r, i) * inv;
+  }
+  return B;
+}
+
 }  // namespace ukes

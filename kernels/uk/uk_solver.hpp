@@ -41,14 +41,15 @@ UKES_HD UkSolution<T, N> uk_mass_failure() {
 // Stands in for the pseudoinverse when there are no constraint rows.
 struct NoPseudoInverse {};
 
-// The UK solve once its two factorizations are known: L (M = L L^T), a = M^-1 Q already in s.a,
-// and the pseudoinverse Bp of B = A L^-T (NoPseudoInverse when M = 0). uk_solve below ends here
-// with its own Jacobi SVD; the staged path ends here with a batched library SVD.
+// The UK solve once its two factorizations are known: L (M = L L^T; a Mat, or a CholeskyFactor
+// that knows when L is diagonal), a = M^-1 Q already in s.a, and the pseudoinverse Bp of
+// B = A L^-T (NoPseudoInverse when M = 0). uk_solve below ends here with its own pseudoinverse;
+// the staged path ends here with a batched library SVD.
 // `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is
 // one.
-template <class T, int N, int M, class Pinv, class NonIdeal>
-UKES_HD void uk_finish(const Mat<T, N, N>& L, const Mat<T, M, N>& A, const Vec<T, M>& b,
-                       const Pinv& Bp, const NonIdeal& nonideal, UkSolution<T, N>& s) {
+template <class T, int N, int M, class Factor, class Pinv, class NonIdeal>
+UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& b, const Pinv& Bp,
+                       const NonIdeal& nonideal, UkSolution<T, N>& s) {
   s.mass_ok = true;
   s.qdd = s.a;
   s.Qc_ideal = Vec<T, N>::zero();
@@ -84,7 +85,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   const Mat<T, M, N>& A, const Vec<T, M>& b,
                                   const NonIdeal& nonideal,
                                   T rank_rtol = default_rank_rtol<T>(M, N)) {
-  Mat<T, N, N> L;
+  CholeskyFactor<T, N> L;
   if (!cholesky(mass, L)) return uk_mass_failure<T, N>();
   UkSolution<T, N> s;
   s.a = cholesky_solve(L, Q);

@@ -194,5 +194,43 @@ TEST(Cholesky, KnownFactor) {
   EXPECT_NEAR(x[2], 2.0, 1e-15);
 }
 
+// CholeskyFactor knows when L is diagonal and then solves entry by entry: its results must be the
+// dense routines' bit for bit (there the skipped terms are exact zeros), for a diagonal M (every
+// shortcut taken), a dense one and a block-diagonal one (none taken).
+template <int N, int R>
+void check_factor_shortcuts(const Eigen::MatrixXd& Md, bool diagonal, std::mt19937_64& rng) {
+  const Mat<double, N, N> M = from_eigen<double, N, N>(Md);
+  CholeskyFactor<double, N> F;
+  Mat<double, N, N> L;
+  ASSERT_TRUE(cholesky(M, F));
+  ASSERT_TRUE(cholesky(M, L));
+  EXPECT_EQ(F.diagonal, diagonal);
+  for (int i = 0; i < N * N; ++i) EXPECT_EQ(F.L.a[i], L.a[i]);
+  const Vec<double, N> b = to_vec<double, N>(random_vector(N, rng));
+  const Mat<double, R, N> A = from_eigen<double, R, N>(gaussian(R, N, rng));
+  const Vec<double, N> x1 = cholesky_solve(F, b), x2 = cholesky_solve(L, b);
+  const Vec<double, N> y1 = solve_lower_transpose(F, b), y2 = solve_lower_transpose(L, b);
+  const Vec<double, N> z1 = lower_times(F, b), z2 = lower_times(L, b);
+  for (int i = 0; i < N; ++i) {
+    EXPECT_EQ(x1[i], x2[i]);
+    EXPECT_EQ(y1[i], y2[i]);
+    EXPECT_EQ(z1[i], z2[i]);
+  }
+  const Mat<double, R, N> B1 = right_solve_lower_transpose(F, A);
+  const Mat<double, R, N> B2 = right_solve_lower_transpose(L, A);
+  for (int i = 0; i < R * N; ++i) EXPECT_EQ(B1.a[i], B2.a[i]);
+}
+
+TEST(Cholesky, DiagonalFactorShortcutsAgreeBitForBit) {
+  std::mt19937_64 rng(911);
+  Eigen::VectorXd d(6);
+  d << 2.0, 0.3, 7.5, 1.0, 0.125, 4.0;
+  check_factor_shortcuts<6, 4>(d.asDiagonal().toDenseMatrix(), true, rng);
+  check_factor_shortcuts<6, 4>(random_spd(6, 1.0, rng), false, rng);
+  Eigen::MatrixXd block = Eigen::MatrixXd::Identity(5, 5);
+  block.topLeftCorner(2, 2) << 2.0, 0.5, 0.5, 1.0;
+  check_factor_shortcuts<5, 7>(block, false, rng);
+}
+
 }  // namespace
 }  // namespace ukes

@@ -36,14 +36,24 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
   return true;
 }
 
+// 1 / diag(L). The substitutions below multiply by these: the divisions, independent of one
+// another, then overlap instead of lengthening the chain of dependent steps.
+template <class T, int N>
+UKES_HD Vec<T, N> inverse_diagonal(const Mat<T, N, N>& L) {
+  Vec<T, N> d;
+  for (int i = 0; i < N; ++i) d[i] = T(1) / L(i, i);
+  return d;
+}
+
 // Solves L x = b by forward substitution.
 template <class T, int N>
 UKES_HD Vec<T, N> solve_lower(const Mat<T, N, N>& L, const Vec<T, N>& b) {
+  const Vec<T, N> inv = inverse_diagonal(L);
   Vec<T, N> x;
   for (int i = 0; i < N; ++i) {
     T s = b[i];
     for (int k = 0; k < i; ++k) s -= L(i, k) * x[k];
-    x[i] = s / L(i, i);
+    x[i] = s * inv[i];
   }
   return x;
 }
@@ -51,11 +61,12 @@ UKES_HD Vec<T, N> solve_lower(const Mat<T, N, N>& L, const Vec<T, N>& b) {
 // Solves L^T x = b by back substitution (L^T is upper triangular).
 template <class T, int N>
 UKES_HD Vec<T, N> solve_lower_transpose(const Mat<T, N, N>& L, const Vec<T, N>& b) {
+  const Vec<T, N> inv = inverse_diagonal(L);
   Vec<T, N> x;
   for (int i = N - 1; i >= 0; --i) {
     T s = b[i];
     for (int k = i + 1; k < N; ++k) s -= L(k, i) * x[k];
-    x[i] = s / L(i, i);
+    x[i] = s * inv[i];
   }
   return x;
 }
@@ -84,10 +95,10 @@ UKES_HD Vec<T, N> lower_times(const Mat<T, N, N>& L, const Vec<T, N>& x) {
 // row-by-row substitution, hence the same rounding.
 template <class T, int R, int N>
 UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A) {
+  const Vec<T, N> inv = inverse_diagonal(L);
   Mat<T, N, R> X = transpose(A);
   for (int i = 0; i < N; ++i) {
-    const T inv = T(1) / L(i, i);
-    for (int r = 0; r < R; ++r) X(i, r) *= inv;
+    for (int r = 0; r < R; ++r) X(i, r) *= inv[i];
     for (int j = i + 1; j < N; ++j) {
       const T l = L(j, i);
       if (l == T(0)) continue;  // as reference BLAS trsm: M is often sparse, even diagonal
@@ -119,16 +130,18 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, CholeskyFactor<T, N>& F) {
 template <class T, int N>
 UKES_HD Vec<T, N> solve_lower_transpose(const CholeskyFactor<T, N>& F, const Vec<T, N>& b) {
   if (!F.diagonal) return solve_lower_transpose(F.L, b);
+  const Vec<T, N> inv = inverse_diagonal(F.L);
   Vec<T, N> x;
-  for (int i = 0; i < N; ++i) x[i] = b[i] / F.L(i, i);
+  for (int i = 0; i < N; ++i) x[i] = b[i] * inv[i];
   return x;
 }
 
 template <class T, int N>
 UKES_HD Vec<T, N> cholesky_solve(const CholeskyFactor<T, N>& F, const Vec<T, N>& b) {
   if (!F.diagonal) return cholesky_solve(F.L, b);
+  const Vec<T, N> inv = inverse_diagonal(F.L);
   Vec<T, N> x;
-  for (int i = 0; i < N; ++i) x[i] = b[i] / F.L(i, i) / F.L(i, i);
+  for (int i = 0; i < N; ++i) x[i] = b[i] * inv[i] * inv[i];
   return x;
 }
 
@@ -144,11 +157,10 @@ template <class T, int R, int N>
 UKES_HD Mat<T, R, N> right_solve_lower_transpose(const CholeskyFactor<T, N>& F,
                                                  const Mat<T, R, N>& A) {
   if (!F.diagonal) return right_solve_lower_transpose(F.L, A);
+  const Vec<T, N> inv = inverse_diagonal(F.L);
   Mat<T, R, N> B;
-  for (int i = 0; i < N; ++i) {
-    const T inv = T(1) / F.L(i, i);
-    for (int r = 0; r < R; ++r) B(r, i) = A(r, i) * inv;
-  }
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) B(r, i) = A(r, i) * inv[i];
   return B;
 }
 

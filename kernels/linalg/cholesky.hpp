@@ -110,8 +110,8 @@ UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Ma
 
 // The factor with what the solves exploit: the mass matrices of Cartesian coordinates (particles,
 // bars' centres and angles, robots in the plane) are diagonal, and then each triangular operation
-// is one multiplication or division per entry instead of a dense triangle of them. The results
-// are the dense routines' bit for bit: there the skipped terms are exact zeros.
+// is one multiplication per entry instead of a dense triangle of them. For finite operands the
+// results are the dense routines' bit for bit: there the skipped terms are exact zeros.
 template <class T, int N>
 struct CholeskyFactor {
   Mat<T, N, N> L;

@@ -266,10 +266,9 @@ class PseudoInverse {
   }
 
   // Householder QR of X in place (LAPACK's layout: reflector k's vector v on and below the
-  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_, which is
-  // 0 for a reflector that is the identity). Returns
-  // false, leaving the members to take_svd, unless X has provably full column rank with
-  // kappa_lb above both rtol and the exact-conditioning floor.
+  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_, 0 for a
+  // reflector that is the identity). Returns false, leaving the members to take_svd, unless X has
+  // provably full column rank with kappa_lb above both rtol and the exact-conditioning floor.
   UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
     x_ = X;
     T r_fro2 = T(0);

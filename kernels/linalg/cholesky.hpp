@@ -139,10 +139,7 @@ UKES_HD Vec<T, N> solve_lower_transpose(const CholeskyFactor<T, N>& F, const Vec
 template <class T, int N>
 UKES_HD Vec<T, N> cholesky_solve(const CholeskyFactor<T, N>& F, const Vec<T, N>& b) {
   if (!F.diagonal) return cholesky_solve(F.L, b);
-  const Vec<T, N> inv = inverse_diagonal(F.L);
-  Vec<T, N> x;
-  for (int i = 0; i < N; ++i) x[i] = b[i] * inv[i] * inv[i];
-  return x;
+  return solve_lower_transpose(F, solve_lower_transpose(F, b));  // a diagonal L is its transpose
 }
 
 template <class T, int N>

@@ -11,10 +11,15 @@
 #include <utility>
 
 #include "service/runspec/initial_state.hpp"
+#include "service/runspec/printable_text.hpp"
 
 namespace ukes {
 
-SpecError::SpecError(std::string field, std::string reason)
+SpecError::SpecError(const std::string& field, const std::string& reason)
+    : SpecError(printable_text(field, kMaxQuotedFieldBytes),
+                printable_text(reason, kMaxQuotedReasonBytes), Printable{}) {}
+
+SpecError::SpecError(std::string field, std::string reason, Printable)
     : std::runtime_error(field + ": " + reason),
       field_(std::move(field)),
       reason_(std::move(reason)) {}

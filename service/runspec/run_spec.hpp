@@ -47,13 +47,17 @@
 namespace ukes {
 
 // An invalid spec: `field` is the JSON path of the offending field, `reason` says what is wrong.
+// Both hold client text, so both are kept as printable_text (printable ASCII, bounded): safe to
+// put in gRPC metadata, a status message or a log line as they are.
 class SpecError : public std::runtime_error {
  public:
-  SpecError(std::string field, std::string reason);
+  SpecError(const std::string& field, const std::string& reason);
   const std::string& field() const { return field_; }
   const std::string& reason() const { return reason_; }
 
  private:
+  struct Printable {};
+  SpecError(std::string field, std::string reason, Printable);
   std::string field_;
   std::string reason_;
 };

@@ -8,6 +8,7 @@
 #include "kernels/models/model_info.hpp"
 #include "service/engine/version.hpp"
 #include "service/protocol/model_proto.hpp"
+#include "service/runspec/printable_text.hpp"
 #include "service/server/log.hpp"
 
 namespace ukes::server {
@@ -151,7 +152,9 @@ grpc::Status UkesService::find(const std::string& job_id, std::shared_ptr<Job>* 
   if (job_id.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "job_id: must not be empty"};
   *job = jobs_.find(job_id);
   if (!*job)
-    return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" + job_id + "' (unknown or expired)"};
+    return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" +
+                                             printable_text(job_id, kMaxQuotedFieldBytes) +
+                                             "' (unknown or expired)"};
   return grpc::Status::OK;
 }
 
@@ -161,6 +164,7 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
     *job = jobs_.submit(request);
     return grpc::Status::OK;
   } catch (const LimitError& e) {
+    // SpecError keeps its field printable and bounded: gRPC aborts on any other metadata value.
     context->AddTrailingMetadata("ukes-field", e.field());
     log_event(LogLevel::kWarning, "job_rejected",
               {{"peer", context->peer()}, {"code", "RESOURCE_EXHAUSTED"}, {"error", e.what()}});
@@ -177,8 +181,9 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
   } catch (const std::bad_alloc&) {
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, "not enough memory for this job"};
   } catch (const std::exception& e) {
-    log_event(LogLevel::kError, "submit_failed", {{"error", e.what()}});
-    return {grpc::StatusCode::INTERNAL, e.what()};
+    const std::string error = printable_text(e.what(), kMaxQuotedReasonBytes);
+    log_event(LogLevel::kError, "submit_failed", {{"error", error}});
+    return {grpc::StatusCode::INTERNAL, error};
   }
 }
 
@@ -196,8 +201,9 @@ grpc::ServerUnaryReactor* UkesService::DescribeModel(grpc::CallbackServerContext
     return finish(context, {grpc::StatusCode::INVALID_ARGUMENT, "name: must not be empty"});
   const ModelInfo* m = find_model(request->name());
   if (m == nullptr)
-    return finish(context,
-                  {grpc::StatusCode::NOT_FOUND, "name: unknown model '" + request->name() + "'"});
+    return finish(context, {grpc::StatusCode::NOT_FOUND,
+                            "name: unknown model '" +
+                                printable_text(request->name(), kMaxQuotedFieldBytes) + "'"});
   model_to_proto(*m, response->mutable_model());
   return finish(context, grpc::Status::OK);
 }

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "service/runspec/printable_text.hpp"
 #include "service/runspec/spec_text.hpp"
 
 namespace ukes {
@@ -541,6 +542,33 @@ TEST(RunSpecLimits, ViolatedLimitsAreReportedDistinctly) {
   const SpecLimits d;
   EXPECT_GE(d.max_systems, 1000000);
   EXPECT_LE(d.max_systems, std::numeric_limits<std::int32_t>::max());
+}
+
+TEST(PrintableText, EscapesEverythingOutsidePrintableAscii) {
+  EXPECT_EQ(printable_text("params.m1", 64), "params.m1");
+  EXPECT_EQ(printable_text("m\xc3\xb6"
+                           "del",
+                           64),
+            R"(m\xc3\xb6del)");
+  EXPECT_EQ(printable_text(std::string("a\0\t\n\x7f\\b", 7), 64), R"(a\x00\x09\x0a\x7f\\b)");
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  for (const char c : printable_text(all, 4096)) EXPECT_TRUE(c >= 0x20 && c <= 0x7e) << int(c);
+}
+
+TEST(PrintableText, CutsAtTheLimitAndSaysHowMuchIsLeft) {
+  EXPECT_EQ(printable_text("abcdef", 4), "abcd...(2 more bytes)");
+  // An escape is never cut in half.
+  EXPECT_EQ(printable_text("ab\xff", 5), R"(ab...(1 more bytes))");
+  EXPECT_LE(printable_text(std::string(1 << 20, '\x01'), 100).size(), 132u);
+}
+
+TEST(PrintableText, SpecErrorsKeepOnlyPrintableBoundedText) {
+  const SpecError e(std::string(10000, '\xe4'), std::string(10000, '\n'));
+  EXPECT_LE(e.field().size(), kMaxQuotedFieldBytes + 32);
+  EXPECT_LE(e.reason().size(), kMaxQuotedReasonBytes + 32);
+  EXPECT_EQ(std::string(e.what()), e.field() + ": " + e.reason());
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "\u00e9": 1})"), R"(\xc3\xa9)");
 }
 
 }  // namespace

@@ -151,6 +151,49 @@ TEST_F(ErrorsTest, InvalidSpecsNameTheirField) {
   expect_server_healthy(*server_, *stub_);
 }
 
+// Field names are client text: bytes outside printable ASCII once went into the `ukes-field`
+// metadata as they were, and gRPC aborted the server on the illegal header value.
+TEST_F(ErrorsTest, FieldNamesOutsidePrintableAsciiAreEscaped) {
+  const auto invalid = grpc::StatusCode::INVALID_ARGUMENT;
+  std::vector<BadRequest> bad = {
+      {"non-ASCII key", json_request(R"({"model": "duffing", "m\u00f6del": 1})"), invalid,
+       R"(m\xc3\xb6del)"},
+      {"tab in a key", json_request("{\"model\": \"duffing\", \"a\\tb\": 1}"), invalid,
+       R"(a\x09b)"},
+      {"newline in a key", json_request("{\"model\": \"duffing\", \"a\\nb\": 1}"), invalid,
+       R"(a\x0ab)"},
+      {"CJK parameter", json_request(R"({"model": "duffing", "params": {"\u4e2d": 1}})"), invalid,
+       R"(params.\xe4\xb8\xad)"},
+      {"backslash in a key", json_request(R"({"model": "duffing", "a\\b": 1})"), invalid,
+       R"(a\\b)"},
+  };
+  v1::RunSpec nul_key = duffing_typed();
+  (*nul_key.mutable_params())[std::string("k\0x", 3)] = 1.0;
+  bad.push_back({"typed map key with a NUL", typed_request(nul_key), invalid, R"(params.k\x00x)"});
+  for (const auto& b : bad) expect_rejected(*stub_, b);
+  expect_server_healthy(*server_, *stub_);
+}
+
+// Whatever a request names, the reply quotes a bounded, printable part of it.
+TEST_F(ErrorsTest, QuotedClientTextIsBounded) {
+  const std::string long_key(1 << 20, 'k');
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::SubmitJobResponse response;
+  const grpc::Status s = stub_->SubmitJob(
+      &context, json_request(R"({"model": "duffing", ")" + long_key + R"(": 1})"), &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message().size();
+  EXPECT_LT(s.error_message().size(), 2048u);
+  EXPECT_LT(trailing_field(context).size(), 512u);
+  EXPECT_NE(trailing_field(context).find("more bytes"), std::string::npos);
+
+  v1::GetJobResponse job;
+  const grpc::Status unknown = get_job(*stub_, std::string(1 << 20, 'z'), &job);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND) << unknown.error_message().size();
+  EXPECT_LT(unknown.error_message().size(), 2048u);
+  expect_server_healthy(*server_, *stub_);
+}
+
 TEST_F(ErrorsTest, SimulateRejectsAnInvalidSpecBeforeAnyChunk) {
   grpc::ClientContext context;
   set_deadline(context);

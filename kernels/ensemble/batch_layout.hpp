@@ -19,9 +19,10 @@ enum class Status : int {
   kStepUnderflow = 3,
   kInconsistent = 4,  // the constraint set could not be met (rank loss, assembly failure)
   kSingularMass = 5,  // M(q) stopped being positive definite
+  kCancelled = 6,     // the run was stopped (cancel, deadline, shutdown) before this system ended
 };
 
-inline constexpr int kStatusCount = 6;
+inline constexpr int kStatusCount = 7;
 
 struct BatchInputView {
   int count = 0;

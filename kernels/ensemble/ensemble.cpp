@@ -99,6 +99,8 @@ const char* status_name(Status s) {
       return "inconsistent";
     case Status::kSingularMass:
       return "singular_mass";
+    case Status::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -118,11 +120,9 @@ void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResult
   const auto start = std::chrono::steady_clock::now();
   const bool found = dispatch_model(batch.model->name, [&]<class M>() {
     if (s.precision == Precision::kFp64) {
-      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads,
-                               s.cancel);
+      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads);
     } else {
-      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads,
-                              s.cancel);
+      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads);
     }
   });
   if (!found) throw std::invalid_argument("unknown model: " + batch.model->name);

@@ -2,11 +2,11 @@
 // entry point that runs a batch on a backend. Backends see only the views of batch_layout.hpp.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
 #include "kernels/models/model_info.hpp"
 
@@ -40,8 +40,9 @@ struct EnsembleSettings {
   int threads = 0;  // CPU threads; <= 0: all hardware threads
   GpuPath gpu_path = GpuPath::kAuto;
   std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
-  // When set and it becomes true, the run stops early (systems not reached keep zero results).
-  const std::atomic<bool>* cancel = nullptr;
+  // When set and requested, the run stops within a few steps of every system: systems in flight
+  // and systems not reached end with status kCancelled.
+  const CancelFlag* cancel = nullptr;
 
   // Defaults of a model: its end time and Baumgarte gains.
   static EnsembleSettings for_model(const ModelInfo& m);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
 #include "kernels/uk/dynamics.hpp"
 
@@ -23,6 +24,9 @@ struct RunSettings {
   T projection_tol = T(0);           // <= 0: 1000 eps
   T inconsistency_tol = T(0);        // <= 0: 1e-6 (fp64) / 1e-3 (fp32), relative to 1 + |b|
   int samples = 2;                   // K >= 2 uniform sample times including t0 and t_end
+  // Nonzero asks every system to stop (status kCancelled) at its next poll; null: never. Device
+  // code gets a word in mapped pinned memory (kernels/core/cancel.hpp).
+  const std::int32_t* cancel = nullptr;
 };
 
 template <class T>

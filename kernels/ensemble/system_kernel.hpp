@@ -195,6 +195,11 @@ class SystemKernel {
       finish(s, out);
       return false;
     }
+    if ((steps_ + rejected_) % kStopPollInterval == 0 && stop_requested(s.cancel)) {
+      status_ = Status::kCancelled;
+      finish(s, out);
+      return false;
+    }
     t_target_ = sample_time(s, next_sample_);
     // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
     landing_ = t_ + T(1.0001) * h_ >= t_target_;

@@ -111,7 +111,7 @@ class CpuStagedExecutor {
 // The staged path over host buffers (the views of batch_layout.hpp).
 template <class Model, class T>
 void run_staged_cpu(const BatchInputView& in, const RunSettings<T>& s, const BatchOutputView& out,
-                    const std::atomic<bool>* cancel = nullptr) {
+                    const CancelFlag* cancel = nullptr) {
   if (in.count <= 0) return;
   CpuStagedExecutor<Model, T> ex(in.count);
   run_staged<Model, T>(ex, in, s, out, cancel);

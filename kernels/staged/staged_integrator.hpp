@@ -52,17 +52,18 @@ struct CombineStage {
   UKES_HD void operator()(int i) const { stage_combine(ws, s, out, i); }
 };
 
-// Integrates the batch; returns early (systems not finished keep no results) once *cancel is
-// true, checked between iterations.
+// Integrates the batch. Systems poll s.cancel themselves and end kCancelled; `cancel` is also
+// checked here between iterations, where the executor's host loop returns early (systems not
+// finished keep no results): the GPU's stop word is set only while the host waits for a chunk.
 template <class Model, class T, class Executor>
 void run_staged(Executor& ex, const BatchInputView& in, const RunSettings<T>& s,
-                const BatchOutputView& out, const std::atomic<bool>* cancel) {
+                const BatchOutputView& out, const CancelFlag* cancel) {
   const StagedWorkspace<Model, T> ws = ex.workspace();
   ex.clear_active();
   ex.for_each_system(BeginSystems<Model, T>{ws, in, s, out});
   int active = ex.active();
   while (active > 0) {
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return;
+    if (cancel != nullptr && cancel->requested()) return;
     ex.for_each_system(AssembleStage<Model, T>{ws, s});
     ex.factor_mass();
     ex.for_each_system(ReduceStage<Model, T>{ws});

@@ -82,9 +82,9 @@ std::string Job::message() const {
 void Job::request_cancel(v1::JobState reason) {
   {
     const std::lock_guard lock(mu_);
-    if (!cancel_.load()) cancel_reason_ = reason;
+    if (!cancel_.requested()) cancel_reason_ = reason;
   }
-  cancel_.store(true);
+  cancel_.request();
 }
 
 v1::JobState Job::cancel_reason() const {

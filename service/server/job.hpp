@@ -51,7 +51,7 @@ class Job {
 
   // Cancellation: the runner polls this flag (and passes it to the engine).
   void request_cancel(v1::JobState reason);
-  const std::atomic<bool>& cancel_flag() const { return cancel_; }
+  const CancelFlag& cancel_flag() const { return cancel_; }
   v1::JobState cancel_reason() const;
 
   // A client has received the last chunk.
@@ -78,7 +78,7 @@ class Job {
   const bool system_summaries_;
   const int threads_;
   ResultLog log_;
-  std::atomic<bool> cancel_{false};
+  CancelFlag cancel_;
 
   mutable std::mutex mu_;  // guards the state below
   v1::JobState state_ = v1::JOB_STATE_QUEUED;

@@ -102,7 +102,7 @@ void run_job(Job& job, double chunk_target_s) {
     settings.cancel = &job.cancel_flag();
     // Start small so the first progress report comes quickly, then aim at chunk_target_s.
     int chunk = std::max(16, 16 * job.threads());
-    while (done < count && !job.cancel_flag().load()) {
+    while (done < count && !job.cancel_flag().requested()) {
       if (job.timeout_s() > 0 && seconds_since(start) > job.timeout_s()) {
         job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);
         break;
@@ -120,7 +120,7 @@ void run_job(Job& job, double chunk_target_s) {
       } else {
         run_ensemble_cpu(part_batch, settings, part, local_ids);
       }
-      if (job.cancel_flag().load()) break;  // this chunk may be incomplete: drop it
+      if (job.cancel_flag().requested()) break;  // this chunk may be incomplete: drop it
       const double chunk_s = seconds_since(chunk_start);
 
       copy_finals(part, done, all);
@@ -155,7 +155,7 @@ void run_job(Job& job, double chunk_target_s) {
       chunk = static_cast<int>(
           std::clamp(chunk * std::min(scale, 4.0), double(threads_chunk), double(1 << 20)));
     }
-    if (done == count && !job.cancel_flag().load()) {
+    if (done == count && !job.cancel_flag().requested()) {
       ResultLog::Chunk out;
       statistics_to_proto(ensemble_statistics(all), out.mutable_statistics());
       job.publish(std::move(out));

@@ -128,6 +128,13 @@ constexpr const char* kFewLongSystemsSpec = R"({"model": "pendulum_polar",
 
 TEST_F(JobsTest, TimeoutEndsAJobOfFewLongSystems) { expect_times_out(*stub_, kFewLongSystemsSpec); }
 
+// One system of 10^15 RK4 steps: hours of work that only a check inside the step loop can stop
+// (cancellation was once checked between systems only, and this job could not be stopped).
+constexpr const char* kEndlessSystemSpec = R"({"model": "duffing",
+  "integrator": {"method": "rk4", "dt": 1e-12, "max_steps": 1000000000000000}})";
+
+TEST_F(JobsTest, TimeoutEndsOneEndlessSystem) { expect_times_out(*stub_, kEndlessSystemSpec); }
+
 TEST_F(JobsTest, CancelStopsAJobOfFewLongSystemsPromptly) {
   const std::string id = submit_ok(*stub_, json_request(kFewLongSystemsSpec));
   ASSERT_EQ(wait_running(*stub_, id).state(), v1::JOB_STATE_RUNNING);
@@ -173,6 +180,23 @@ TEST_F(SingleWorkerTest, QueuedJobCancelsAtOnceAndTheRunningJobIsUntouched) {
   EXPECT_EQ(log.end_state(), v1::JOB_STATE_CANCELLED);
 
   expect_matches_in_process(stream_results(*stub_, running_id), kModerateSpec);
+}
+
+TEST_F(SingleWorkerTest, CancelStopsAnEndlessSystemAndTheQueuedJobRuns) {
+  const std::string endless = submit_ok(*stub_, json_request(kEndlessSystemSpec));
+  ASSERT_EQ(wait_running(*stub_, endless, 0).state(), v1::JOB_STATE_RUNNING);
+  const std::string queued = submit_ok(*stub_, json_request(kModerateSpec));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = steady_clock::now();
+  v1::CancelJobResponse cancelled;
+  ASSERT_TRUE(cancel_job(*stub_, endless, &cancelled).ok());
+  const v1::GetJobResponse ended = wait_for_job(*stub_, endless, [](const v1::GetJobResponse& r) {
+    return r.state() != v1::JOB_STATE_RUNNING && r.state() != v1::JOB_STATE_QUEUED;
+  });
+  const double stop_s = seconds_since(t0);
+  EXPECT_EQ(ended.state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_LT(stop_s, 0.5) << "the cancelled job took " << stop_s << " s to end";
+  expect_matches_in_process(stream_results(*stub_, queued), kModerateSpec);
 }
 
 TEST_F(SingleWorkerTest, FullQueueIsResourceExhausted) {
@@ -294,6 +318,23 @@ TEST(ShutdownTest, SigtermEndsStreamsExitsZeroAndCleansTheDataDir) {
   ASSERT_EQ(stopping.size(), 1u);
   EXPECT_EQ(stopping[0].value("signal", ""), "SIGTERM");
   EXPECT_EQ(log_events(server, "stopped").size(), 1u);
+}
+
+TEST(ShutdownTest, SigtermStopsAnEndlessSystemPromptly) {
+  ServerProcess server(std::vector<std::string>{});
+  auto stub = make_stub(server.channel());
+  const std::string id = submit_ok(*stub, json_request(kEndlessSystemSpec));
+  ASSERT_EQ(wait_running(*stub, id, 0).state(), v1::JOB_STATE_RUNNING);
+  const auto t0 = steady_clock::now();
+  ASSERT_EQ(kill(server.pid(), SIGTERM), 0);
+  const int status = server.wait_exit(5.0);
+  const double exit_s = seconds_since(t0);
+  ASSERT_NE(status, -1) << "still running 5 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The job stops within milliseconds; gRPC then gives open calls up to 2 s to finish.
+  EXPECT_LT(exit_s, 3.0) << server.log_text();
+  const auto stopped = log_events(server, "job_stopped");
+  ASSERT_EQ(stopped.size(), 1u);
 }
 
 // Without --data-dir the server spills into a private directory of its own under $TMPDIR and

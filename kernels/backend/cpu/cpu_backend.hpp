@@ -4,18 +4,15 @@
 // only on its own inputs, so the output is bit-identical whatever the thread count or schedule.
 #pragma once
 
-#include <atomic>
-
 #include "kernels/ensemble/run_settings.hpp"
 
 namespace ukes {
 
-// threads <= 0: one per hardware thread. Once *cancel is true no further system is started (one
-// already being integrated runs to its end); systems not reached are left as they were.
+// threads <= 0: one per hardware thread. Once settings.cancel asks to stop, systems being
+// integrated stop at their next poll and systems not reached are marked kCancelled.
 template <class Model, class T>
 void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads,
-                   const std::atomic<bool>* cancel = nullptr);
+                   const BatchOutputView& out, int threads);
 
 int default_cpu_threads();
 

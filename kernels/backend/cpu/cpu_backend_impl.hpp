@@ -14,7 +14,7 @@ namespace ukes {
 
 template <class Model, class T>
 void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads, const std::atomic<bool>* cancel) {
+                   const BatchOutputView& out, int threads) {
   constexpr int kChunk = 16;
   const int count = in.count;
   if (threads <= 0) threads = default_cpu_threads();
@@ -26,8 +26,11 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
       if (begin >= count) return;
       const int end = std::min(count, begin + kChunk);
       for (int i = begin; i < end; ++i) {
-        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return;
-        SystemKernel<Model, T>::run(in, settings, i, out);
+        if (stop_requested(settings.cancel)) {
+          out.status[i] = static_cast<std::int32_t>(Status::kCancelled);
+        } else {
+          SystemKernel<Model, T>::run(in, settings, i, out);
+        }
       }
     }
   };

@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "kernels/backend/cuda/device_buffer.cuh"
@@ -204,6 +206,8 @@ class ChunkedRun {
  public:
   ChunkedRun(const GpuRunRequest& request, GpuRunReport& report)
       : req_(request), report_(report), settings_(to_run_settings<T>(*request.settings)) {
+    // Device code must never see the host's flag: it reads the mapped word that wait() raises.
+    settings_.cancel = stop_word_.device_word();
     widths_.n = Model::kN;
     widths_.params = kParamCount<Model>;
     widths_.residual_slots = kResidualSlots<Model>;
@@ -244,8 +248,17 @@ class ChunkedRun {
 
  private:
   bool cancelled() const {
-    const std::atomic<bool>* cancel = req_.settings->cancel;
-    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+    const CancelFlag* cancel = req_.settings->cancel;
+    return cancel != nullptr && cancel->requested();
+  }
+
+  // Waits for a slot's stream; meanwhile forwards a stop request to the kernels, whose systems
+  // then end kCancelled within kStopPollInterval steps however long they are.
+  void wait(const Stream& stream) {
+    while (!stream.idle()) {
+      if (cancelled()) stop_word_.raise();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
   }
 
   // Chunk size from the memory budget: two slots of per-system arrays (plus the staged path's
@@ -367,7 +380,7 @@ class ChunkedRun {
   // Waits for the slot's chunk, moves its results into the caller's arrays and reports them.
   void drain(PipelineSlot& slot) {
     if (slot.begin == slot.end) return;
-    slot.stream.synchronize();
+    wait(slot.stream);
     report_.device_s += 1e-3 * elapsed_ms(slot.kernel_start, slot.kernel_stop);
     const int count = slot.end - slot.begin;
     const BatchOutputView h = slot.host.output_view(widths_, count);
@@ -408,6 +421,7 @@ class ChunkedRun {
 
   const GpuRunRequest& req_;
   GpuRunReport& report_;
+  MappedStopWord stop_word_;  // before settings_, which points into it
   RunSettings<T> settings_;
   ModelWidths widths_;
   int total_ = 0;

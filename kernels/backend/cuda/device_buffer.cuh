@@ -76,9 +76,40 @@ class Stream {
   ~Stream() { cudaStreamDestroy(stream_); }
   cudaStream_t get() const { return stream_; }
   void synchronize() const { UKES_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  // Whether all work queued so far has completed (throws on an error).
+  bool idle() const {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaErrorNotReady) return false;
+    UKES_CUDA_CHECK(e);
+    return true;
+  }
 
  private:
   cudaStream_t stream_ = nullptr;
+};
+
+// A run's stop request as device code reads it (kernels/core/cancel.hpp): one word of mapped
+// pinned memory, raised by the host while it waits for a chunk.
+class MappedStopWord {
+ public:
+  MappedStopWord() {
+    void* host = nullptr;
+    UKES_CUDA_CHECK(cudaHostAlloc(&host, sizeof(std::int32_t), cudaHostAllocMapped));
+    host_ = static_cast<std::int32_t*>(host);
+    *host_ = 0;
+    void* device = nullptr;
+    UKES_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+    device_ = static_cast<const std::int32_t*>(device);
+  }
+  MappedStopWord(const MappedStopWord&) = delete;
+  MappedStopWord& operator=(const MappedStopWord&) = delete;
+  ~MappedStopWord() { cudaFreeHost(host_); }
+  void raise() { *static_cast<volatile std::int32_t*>(host_) = 1; }
+  const std::int32_t* device_word() const { return device_; }
+
+ private:
+  std::int32_t* host_ = nullptr;
+  const std::int32_t* device_ = nullptr;
 };
 
 class Event {

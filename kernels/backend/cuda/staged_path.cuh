@@ -6,19 +6,16 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
-#include <atomic>
-
 #include "kernels/backend/cuda/staged_executor.cuh"
 
 namespace ukes {
 
 // All views hold DEVICE pointers with the layouts of batch_layout.hpp. Blocks until the batch is
 // integrated; throws std::runtime_error on a CUDA or cuSOLVER error. `cancel` (may be null) is
-// checked between iterations: when it becomes true, return early. Binds `solver` to `stream`.
+// checked between iterations: once requested, return early. Binds `solver` to `stream`.
 template <class Model, class T>
 void run_staged_path(const BatchInputView& in, const RunSettings<T>& s, const BatchOutputView& out,
-                     cudaStream_t stream, cusolverDnHandle_t solver,
-                     const std::atomic<bool>* cancel) {
+                     cudaStream_t stream, cusolverDnHandle_t solver, const CancelFlag* cancel) {
   if (in.count <= 0) return;
   CudaStagedExecutor<Model, T> executor(in.count, stream, solver);
   run_staged<Model, T>(executor, in, s, out, cancel);

@@ -405,6 +405,39 @@ void parse_fields(const json& j, OutputSpec& out) {
   }
 }
 
+// The batch of the spec's explicit systems (b.model and b.count set).
+void build_explicit_batch(const std::vector<ExplicitSystem>& systems, Batch& b) {
+  const ModelInfo& m = *b.model;
+  const int c = b.count;
+  b.params.resize(m.params.size() * static_cast<std::size_t>(c));
+  for (std::size_t k = 0; k < m.params.size(); ++k)
+    for (int i = 0; i < c; ++i)
+      b.param(static_cast<int>(k), i) = systems[static_cast<std::size_t>(i)].params[k];
+  default_initial_states(b, b.q0, b.qd0);
+  for (int i = 0; i < c; ++i) {
+    const ExplicitSystem& es = systems[static_cast<std::size_t>(i)];
+    for (int j = 0; j < m.n; ++j) {
+      if (!es.q0.empty()) b.q(j, i) = es.q0[static_cast<std::size_t>(j)];
+      if (!es.qd0.empty()) b.qd(j, i) = es.qd0[static_cast<std::size_t>(j)];
+    }
+  }
+}
+
+// Systems [first, first + count) of `all` into `part` (structure of arrays: each component row is
+// sliced).
+void slice_batch(const Batch& all, int first, int count, Batch& part) {
+  const auto take = [&](const std::vector<double>& src, std::vector<double>& dst) {
+    const std::size_t rows = all.count > 0 ? src.size() / all.count : 0;
+    dst.resize(rows * count);
+    for (std::size_t r = 0; r < rows; ++r)
+      std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(r * all.count + first), count,
+                  dst.begin() + static_cast<std::ptrdiff_t>(r * count));
+  };
+  take(all.params, part.params);
+  take(all.q0, part.q0);
+  take(all.qd0, part.qd0);
+}
+
 }  // namespace
 
 RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
@@ -604,38 +637,35 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     }
   }
 
-  // ---- build the batch
-  const int c = static_cast<int>(count);
-  Batch& b = rs.batch;
-  b.model = m;
-  b.count = c;
-  b.params.resize(m->params.size() * static_cast<std::size_t>(c));
-  b.q0.resize(static_cast<std::size_t>(m->n) * c);
-  b.qd0.resize(static_cast<std::size_t>(m->n) * c);
-  for (std::size_t k = 0; k < m->params.size(); ++k) {
-    const int pk = static_cast<int>(k);
-    for (int i = 0; i < c; ++i)
-      b.param(pk, i) = rs.explicit_systems ? explicit_systems[static_cast<std::size_t>(i)].params[k]
-                                           : rs.params[k];
-  }
-  std::vector<double> q_default, qd_default;
-  default_initial_states(b, q_default, qd_default);
-  b.q0 = q_default;
-  b.qd0 = qd_default;
+  // ---- the batch: explicit systems now (they are in the spec already), generated ones on demand
+  rs.batch.model = m;
+  rs.batch.count = static_cast<int>(count);
   if (rs.explicit_systems) {
-    for (int i = 0; i < c; ++i) {
-      const ExplicitSystem& es = explicit_systems[static_cast<std::size_t>(i)];
-      for (int j = 0; j < m->n; ++j) {
-        if (!es.q0.empty()) b.q(j, i) = es.q0[static_cast<std::size_t>(j)];
-        if (!es.qd0.empty()) b.qd(j, i) = es.qd0[static_cast<std::size_t>(j)];
-      }
-    }
+    build_explicit_batch(explicit_systems, rs.batch);
+  } else if (options.build_batch) {
+    rs.batch = batch_slice(rs, 0, rs.batch.count);
   }
+  return rs;
+}
+
+Batch batch_slice(const RunSpec& rs, std::int64_t first, int count) {
+  const ModelInfo* m = rs.model;
+  Batch b;
+  b.model = m;
+  b.count = count;
+  if (rs.explicit_systems) {
+    slice_batch(rs.batch, static_cast<int>(first), count, b);
+    return b;
+  }
+  b.params.resize(m->params.size() * static_cast<std::size_t>(count));
+  for (std::size_t k = 0; k < m->params.size(); ++k)
+    for (int i = 0; i < count; ++i) b.param(static_cast<int>(k), i) = rs.params[k];
+  default_initial_states(b, b.q0, b.qd0);
   if (rs.sweep) {
     try {
-      apply_sweep(*rs.sweep, b);
+      apply_sweep(*rs.sweep, b, first);
     } catch (const std::invalid_argument& e) {
-      fail("sweep", e.what());  // validated above: not expected
+      fail("sweep", e.what());  // validated by parse_run_spec: not expected
     }
     bool params_swept = false;
     std::vector<bool> q_swept(static_cast<std::size_t>(m->n)), qd_swept(q_swept);
@@ -655,17 +685,18 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     }
     if (params_swept) {
       // The default initial condition may depend on the parameters: recompute what was not swept.
+      std::vector<double> q_default, qd_default;
       default_initial_states(b, q_default, qd_default);
       for (int j = 0; j < m->n; ++j) {
-        const auto base = static_cast<std::size_t>(j) * c;
-        for (int i = 0; i < c; ++i) {
+        const auto base = static_cast<std::size_t>(j) * count;
+        for (int i = 0; i < count; ++i) {
           if (!q_swept[static_cast<std::size_t>(j)]) b.q0[base + i] = q_default[base + i];
           if (!qd_swept[static_cast<std::size_t>(j)]) b.qd0[base + i] = qd_default[base + i];
         }
       }
     }
   }
-  return rs;
+  return b;
 }
 
 }  // namespace ukes

@@ -80,6 +80,9 @@ struct ParseOptions {
   SpecLimits limits;
   bool gpu_available = false;
   std::string gpu_unavailable_reason = "no GPU backend";
+  // False: validate only, and leave a generated batch (defaults, sweeps) to batch_slice, so that
+  // a spec of 10^7 systems costs its text, not 10^7 systems' inputs (the server's way).
+  bool build_batch = true;
 };
 
 enum class TrajectoryMode { kNone, kAll, kFirst, kList };
@@ -94,7 +97,10 @@ struct OutputSpec {
 
 struct RunSpec {
   const ModelInfo* model = nullptr;
-  Batch batch;                // every system, parameters and initial conditions filled
+  // Every system, parameters and initial conditions filled. Without ParseOptions::build_batch
+  // only model and count are set, and the arrays hold explicit `systems` alone (they came in the
+  // spec); batch_slice builds any part.
+  Batch batch;
   EnsembleSettings settings;  // samples = output.samples; threads left at 0
   Device device = Device::kAuto;
   Device device_resolved = Device::kCpu;  // the backend that will run: kCpu or kGpu
@@ -106,6 +112,11 @@ struct RunSpec {
 
 // Parses and validates a spec; throws SpecError / LimitError.
 RunSpec parse_run_spec(const nlohmann::json& spec, const ParseOptions& options = {});
+
+// Systems [first, first + count) of the spec's batch, exactly as the whole batch holds them: the
+// spec's explicit systems, or the shared parameters, the sweep's shard of samples and the model's
+// default initial states. O(count) work and memory whatever the batch's size.
+Batch batch_slice(const RunSpec& spec, std::int64_t first, int count);
 
 // Text of the methods and enums as they appear in specs.
 const char* method_name(Method m);

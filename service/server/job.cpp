@@ -16,9 +16,10 @@ Job::Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s,
 
 void Job::release_inputs() {
   Batch& b = spec_.batch;
-  b.params = {};
-  b.q0 = {};
-  b.qd0 = {};
+  // Swapped out, not assigned: `v = {}` keeps the capacity.
+  std::vector<double>().swap(b.params);
+  std::vector<double>().swap(b.q0);
+  std::vector<double>().swap(b.qd0);
 }
 
 void Job::publish(ResultLog::Chunk chunk) {

@@ -31,6 +31,49 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// Each variable part of a result header (the spec's text, the sample times, the recorded ids) is
+// kept under this, so that the header of any accepted job fits a stock gRPC client's 4 MiB.
+constexpr std::int64_t kMaxHeaderPartBytes = std::int64_t{1} << 20;
+
+std::string mib_text(std::int64_t bytes) {
+  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
+// Refuses (LimitError) a spec whose result header would not fit a client.
+void check_header_size(const RunSpec& spec, const nlohmann::json& doc, std::size_t spec_bytes) {
+  if (static_cast<std::int64_t>(spec_bytes) > kMaxHeaderPartBytes) {
+    const auto d = doc.find("description");
+    const bool description = d != doc.end() && d->is_string() &&
+                             d->get_ref<const std::string&>().size() * 2 > spec_bytes;
+    throw LimitError(description ? "description" : "spec",
+                     "the spec's text (" + std::to_string(spec_bytes) +
+                         " bytes) is returned in the result header: at most " +
+                         mib_text(kMaxHeaderPartBytes));
+  }
+  if (8 * static_cast<std::int64_t>(spec.output.samples) > kMaxHeaderPartBytes)
+    throw LimitError("output.samples", std::to_string(spec.output.samples) +
+                                           " sample times do not fit the result header: at most " +
+                                           std::to_string(kMaxHeaderPartBytes / 8));
+  if (5 * static_cast<std::int64_t>(spec.output.trajectory_ids.size()) > kMaxHeaderPartBytes)
+    throw LimitError("output.trajectories",
+                     std::to_string(spec.output.trajectory_ids.size()) +
+                         " recorded systems do not fit the result header: at most " +
+                         std::to_string(kMaxHeaderPartBytes / 5));
+}
+
+// Refuses (LimitError) a job whose working memory alone exceeds the server's memory budget.
+void check_working_memory(const RunSpec& spec, std::int64_t budget) {
+  const JobMemory mem = job_memory(spec, slice_bytes_for(budget));
+  if (mem.total() <= budget) return;
+  const std::string field = mem.trajectory > mem.finals ? "output.samples"
+                            : spec.sweep                ? "sweep.count"
+                            : spec.explicit_systems     ? "systems"
+                                                        : "output.samples";
+  throw LimitError(field, "the job needs about " + mib_text(mem.total()) +
+                              " of working memory, over the server's memory budget of " +
+                              mib_text(budget) + " (--memory-budget-mb)");
+}
+
 }  // namespace
 
 JobManager::JobManager(ServerOptions options)
@@ -78,7 +121,11 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
   parse.gpu_unavailable_reason = options_.device == Device::kCpu
                                      ? "this server runs with --device cpu"
                                      : gpu_availability().reason;
+  parse.build_batch = false;  // the worker builds the inputs, a slice at a time
   RunSpec spec = parse_run_spec(doc, parse);
+  std::string spec_json = doc.dump();
+  check_header_size(spec, doc, spec_json.size());
+  check_working_memory(spec, budget_.limit());
   const std::string model = spec.model->name;
   const int count = spec.batch.count;
 
@@ -91,7 +138,7 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
   do id = new_job_id();
   while (jobs_.count(id) > 0);
   auto job =
-      std::make_shared<Job>(id, std::move(spec), doc.dump(), request.timeout_s(),
+      std::make_shared<Job>(id, std::move(spec), std::move(spec_json), request.timeout_s(),
                             request.has_system_summaries() ? request.system_summaries() : true,
                             threads_per_job_, data_dir_ + "/" + id + ".chunks", budget_);
   publish_header(*job, device_name(job->spec().device_resolved));
@@ -124,6 +171,7 @@ v1::JobState JobManager::cancel(Job& job) {
   }
   job.request_cancel(v1::JOB_STATE_CANCELLED);
   if (was_queued) {
+    cv_.notify_all();  // the job behind it may fit now
     job.end(v1::JOB_STATE_CANCELLED, "cancelled before it started", 0.0, 0);
     job.release_inputs();  // no worker will see it
   }
@@ -152,18 +200,32 @@ int JobManager::running_jobs() const {
 void JobManager::worker_loop() {
   for (;;) {
     std::shared_ptr<Job> job;
+    std::int64_t working = 0;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      // FIFO, and a job starts only when its working memory fits beside the running jobs'.
+      cv_.wait(lock, [&] {
+        if (stopping_ || queue_.empty()) return stopping_;
+        working = job_memory(queue_.front()->spec(), slice_bytes_for(budget_.limit())).total();
+        return running_ == 0 || working_bytes_ + working <= budget_.limit();
+      });
       if (stopping_) return;
       job = queue_.front();
       queue_.pop_front();
       ++running_;
+      working_bytes_ += working;
     }
-    if (!job->ended()) run_job(*job, options_.chunk_target_s);
+    // Counted in the budget too: while jobs run, fewer result chunks stay in memory.
+    budget_.force_reserve(working);
+    if (!job->ended()) run_job(*job, options_.chunk_target_s, slice_bytes_for(budget_.limit()));
     job->release_inputs();
-    const std::lock_guard lock(mu_);
-    --running_;
+    budget_.release(working);
+    {
+      const std::lock_guard lock(mu_);
+      --running_;
+      working_bytes_ -= working;
+    }
+    cv_.notify_all();
   }
 }
 

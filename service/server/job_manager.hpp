@@ -73,6 +73,7 @@ class JobManager {
   std::map<std::string, std::shared_ptr<Job>> jobs_;
   std::deque<std::shared_ptr<Job>> queue_;
   int running_ = 0;
+  std::int64_t working_bytes_ = 0;  // job_memory of the running jobs
   std::vector<std::thread> workers_;
   std::thread watchdog_;
 };

@@ -15,26 +15,6 @@ namespace ukes::server {
 
 namespace {
 
-// Systems [begin, end) of `batch` as a batch of their own (structure of arrays, so each component
-// row is sliced).
-Batch slice(const Batch& batch, int begin, int end) {
-  Batch part;
-  part.model = batch.model;
-  part.count = end - begin;
-  const auto take = [&](const std::vector<double>& src, std::vector<double>& dst) {
-    const std::size_t rows = batch.count > 0 ? src.size() / batch.count : 0;
-    dst.resize(rows * part.count);
-    for (std::size_t r = 0; r < rows; ++r)
-      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r * batch.count + begin),
-                src.begin() + static_cast<std::ptrdiff_t>(r * batch.count + end),
-                dst.begin() + static_cast<std::ptrdiff_t>(r * part.count));
-  };
-  take(batch.params, part.params);
-  take(batch.q0, part.q0);
-  take(batch.qd0, part.qd0);
-  return part;
-}
-
 // Copies the final values of `part` (systems offset .. offset + part.count - 1) into `all`.
 void copy_finals(const BatchResults& part, int offset, BatchResults& all) {
   const auto rows = [&](const std::vector<double>& src, std::vector<double>& dst, int width) {
@@ -60,6 +40,26 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
+std::int64_t slice_bytes_for(std::int64_t memory_budget) {
+  return std::clamp<std::int64_t>(memory_budget / 4, std::int64_t{64} << 10, std::int64_t{8} << 20);
+}
+
+JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes) {
+  const ModelInfo& m = *spec.model;
+  const std::int64_t n = m.n, slots = m.residual_slots();
+  const auto params = static_cast<std::int64_t>(m.params.size());
+  JobMemory mem;
+  mem.slice = slice_bytes;
+  // BatchResults::allocate: t, q, qd, residual maxima, force and inconsistency maxima (double),
+  // steps and rejected (int64), status and trajectory slot (int32).
+  const std::int64_t results = 8 * (2 * n + slots + 3) + 16 + 8;
+  mem.finals = static_cast<std::int64_t>(spec.batch.count) * results;
+  mem.per_system = 8 * (params + 2 * n) + 2 * results;
+  const std::int64_t fields = 3 * n + slots;
+  mem.trajectory = 2 * 8 * fields * static_cast<std::int64_t>(spec.output.samples);
+  return mem;
+}
+
 void publish_header(Job& job, const std::string& backend) {
   const RunSpec& spec = job.spec();
   ResultLog::Chunk chunk;
@@ -84,7 +84,7 @@ void publish_header(Job& job, const std::string& backend) {
   job.publish(std::move(chunk));
 }
 
-void run_job(Job& job, double chunk_target_s) {
+void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
   const RunSpec& spec = job.spec();
   const int count = spec.batch.count;
   const auto start = Clock::now();
@@ -100,18 +100,31 @@ void run_job(Job& job, double chunk_target_s) {
     EnsembleSettings settings = spec.settings;
     settings.threads = job.threads();
     settings.cancel = &job.cancel_flag();
+    // Slices stay within slice_bytes: so many systems, and so many recorded ones.
+    const JobMemory mem = job_memory(spec, slice_bytes);
+    const int max_chunk =
+        static_cast<int>(std::clamp<std::int64_t>(slice_bytes / mem.per_system, 1, 1 << 20));
+    const auto max_recorded =
+        static_cast<std::size_t>(std::max<std::int64_t>(1, slice_bytes / mem.trajectory));
+    std::vector<std::int32_t> recorded = spec.output.trajectory_ids;
+    std::sort(recorded.begin(), recorded.end());
+    const int min_chunk = std::min(max_chunk, 16 * std::max(1, job.threads()));
     // Start small so the first progress report comes quickly, then aim at chunk_target_s.
-    int chunk = std::max(16, 16 * job.threads());
+    int chunk = min_chunk;
     while (done < count && !job.cancel_flag().requested()) {
       if (job.timeout_s() > 0 && seconds_since(start) > job.timeout_s()) {
         job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);
         break;
       }
-      const int end = static_cast<int>(std::min<std::int64_t>(count, std::int64_t{done} + chunk));
+      int end = static_cast<int>(std::min<std::int64_t>(count, std::int64_t{done} + chunk));
+      const auto first_recorded = static_cast<std::size_t>(
+          std::lower_bound(recorded.begin(), recorded.end(), done) - recorded.begin());
+      if (recorded.size() - first_recorded > max_recorded)
+        end = std::min(end, static_cast<int>(recorded[first_recorded + max_recorded]));
       std::vector<std::int32_t> local_ids;
       for (auto id : spec.output.trajectory_ids)
         if (id >= done && id < end) local_ids.push_back(id - done);
-      const Batch part_batch = slice(spec.batch, done, end);
+      const Batch part_batch = batch_slice(spec, done, end - done);
       BatchResults part;
       const auto chunk_start = Clock::now();
       if (spec.device_resolved == Device::kGpu) {
@@ -150,10 +163,9 @@ void run_job(Job& job, double chunk_target_s) {
       job.set_progress(*p);
       job.publish(std::move(out));
 
-      const int threads_chunk = 16 * std::max(1, job.threads());
       const double scale = chunk_s > 1e-6 ? chunk_target_s / chunk_s : 4.0;
       chunk = static_cast<int>(
-          std::clamp(chunk * std::min(scale, 4.0), double(threads_chunk), double(1 << 20)));
+          std::clamp(chunk * std::min(scale, 4.0), double(min_chunk), double(max_chunk)));
     }
     if (done == count && !job.cancel_flag().requested()) {
       ResultLog::Chunk out;

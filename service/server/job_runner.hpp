@@ -4,12 +4,32 @@
 // are checked between and inside chunks, and everything published before stays available.
 #pragma once
 
+#include <cstdint>
+
 #include "service/server/job.hpp"
 
 namespace ukes::server {
 
-// Seconds of engine work per chunk (adapts the number of systems to measured speed).
-void run_job(Job& job, double chunk_target_s);
+// Working memory of one slice of systems (its inputs, results, recorded trajectories and the
+// chunks made of them) under a server memory budget: slices shrink to stay under it, down to one
+// system.
+std::int64_t slice_bytes_for(std::int64_t memory_budget);
+
+// What a running job holds besides its result log, in bytes (upper estimates): every system's
+// final values (the ensemble statistics need them all), and one slice.
+struct JobMemory {
+  std::int64_t finals = 0;      // all systems' final values and counters
+  std::int64_t slice = 0;       // the slice budget
+  std::int64_t per_system = 0;  // one system of a slice: inputs, results, its summary chunk
+  std::int64_t trajectory = 0;  // one recorded system's trajectory and its chunks
+  // Finals, a full slice, and one trajectory beyond it (a slice always takes one system).
+  std::int64_t total() const { return finals + slice + trajectory; }
+};
+JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes);
+
+// Seconds of engine work per chunk (adapts the number of systems to measured speed, within
+// slice_bytes of working memory).
+void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes);
 
 // Publishes the header (the first chunk of every job).
 void publish_header(Job& job, const std::string& backend);

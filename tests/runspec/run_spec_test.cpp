@@ -544,6 +544,42 @@ TEST(RunSpecLimits, ViolatedLimitsAreReportedDistinctly) {
   EXPECT_LE(d.max_systems, std::numeric_limits<std::int32_t>::max());
 }
 
+// The server builds a job's inputs a slice at a time: every slice must hold exactly what the
+// whole batch holds for those systems, for explicit systems and for every sampler.
+TEST(RunSpecBatch, SlicesEqualTheWholeBatch) {
+  const char* specs[] = {
+      R"({"model": "scara", "sweep": {"count": 97, "seed": 5, "sampler": "lhs",
+          "vary": {"params.m4": {"uniform": [0.1, 2]}, "q0[1]": {"normal": [0.5, 0.1]}}}})",
+      R"({"model": "duffing", "sweep": {"count": 50, "sampler": "sobol",
+          "vary": {"params.m1": {"uniform": [1, 2]}, "qd0[0]": {"values": [0, 1, 2]}}}})",
+      R"({"model": "duffing", "systems": [{}, {"params": {"m1": 3}}, {"q0": [0.5, 0.25]},
+          {"qd0": [1, 2]}, {"params": {"k1": 2}}]})",
+      R"({"model": "pendulum_polar", "params": {"L": 2}})",
+  };
+  for (const char* text : specs) {
+    SCOPED_TRACE(text);
+    const RunSpec whole = parse(text);
+    ParseOptions lazy;
+    lazy.build_batch = false;
+    const RunSpec spec = parse_run_spec(parse_spec_text(text), lazy);
+    ASSERT_EQ(spec.batch.count, whole.batch.count);
+    const int count = whole.batch.count;
+    for (int first = 0; first < count; first += 7) {
+      const int n = std::min(7, count - first);
+      const Batch part = batch_slice(spec, first, n);
+      ASSERT_EQ(part.count, n);
+      for (std::size_t k = 0; k < whole.model->params.size(); ++k)
+        for (int i = 0; i < n; ++i)
+          EXPECT_EQ(part.params[k * n + i], whole.batch.params[k * count + first + i]);
+      for (int j = 0; j < whole.model->n; ++j)
+        for (int i = 0; i < n; ++i) {
+          EXPECT_EQ(part.q0[j * n + i], whole.batch.q0[j * count + first + i]);
+          EXPECT_EQ(part.qd0[j * n + i], whole.batch.qd0[j * count + first + i]);
+        }
+    }
+  }
+}
+
 TEST(PrintableText, EscapesEverythingOutsidePrintableAscii) {
   EXPECT_EQ(printable_text("params.m1", 64), "params.m1");
   EXPECT_EQ(printable_text("m\xc3\xb6"

@@ -268,7 +268,8 @@ TEST_F(SpillTest, ResultsBeyondTheBudgetAreSpilledAndComeBackIntact) {
 
 // ------------------------------------------------------------------ SIGTERM
 
-// The long sweep with the trajectories of every system: under a 1 MiB budget it spills at once.
+// The long sweep with the trajectories of every system: a 32 MiB budget, most of it the job's
+// working memory, leaves a few MiB for results, and it spills within a second.
 std::string spilling_long_spec() {
   std::string spec = long_sweep_spec();
   spec.insert(spec.rfind('}'), R"(, "output": {"samples": 101, "trajectories": "all"})");
@@ -276,7 +277,7 @@ std::string spilling_long_spec() {
 }
 
 TEST(ShutdownTest, SigtermEndsStreamsExitsZeroAndCleansTheDataDir) {
-  ServerProcess server({"--memory-budget-mb", "1"});
+  ServerProcess server({"--memory-budget-mb", "32"});
   auto stub = make_stub(server.channel());
   const std::string id = submit_ok(*stub, json_request(spilling_long_spec()));
   ASSERT_FALSE(id.empty());
@@ -340,7 +341,7 @@ TEST(ShutdownTest, SigtermStopsAnEndlessSystemPromptly) {
 // Without --data-dir the server spills into a private directory of its own under $TMPDIR and
 // removes it when SIGTERM stops it.
 TEST(ShutdownTest, SigtermRemovesThePrivateDataDir) {
-  ServerProcess server({"--memory-budget-mb", "1"}, DataDir::kPrivate);
+  ServerProcess server({"--memory-budget-mb", "32"}, DataDir::kPrivate);
   auto stub = make_stub(server.channel());
   const std::string id = submit_ok(*stub, json_request(spilling_long_spec()));
   ASSERT_FALSE(id.empty());

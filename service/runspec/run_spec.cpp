@@ -526,6 +526,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!(s.t_end > s.t0))
     fail("integrator.t_end",
          "must be greater than t0 = " + number_text(s.t0) + ", got " + number_text(s.t_end));
+  if (!std::isfinite(s.t_end - s.t0))
+    fail("integrator.t_end", "t_end - t0 overflows: the interval must be a finite number");
   if (!(s.rtol > 0)) fail("integrator.rtol", "must be > 0, got " + number_text(s.rtol));
   if (!(s.atol > 0)) fail("integrator.atol", "must be > 0, got " + number_text(s.atol));
   if (s.method == Method::kRk4) {

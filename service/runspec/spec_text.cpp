@@ -37,6 +37,9 @@ std::string path_of(const std::vector<Frame>& frames) {
 
 nlohmann::json parse_spec_text(const std::string& text) {
   using json = nlohmann::json;
+  // nlohmann's lexer takes a NUL byte for the end of the input and would ignore the rest.
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw SpecError("spec", "invalid JSON: a NUL byte at offset " + std::to_string(nul));
   std::vector<Frame> frames;
   std::string duplicate;  // path of the first duplicated key
   const auto element_done = [&] {
@@ -76,7 +79,11 @@ nlohmann::json parse_spec_text(const std::string& text) {
     const auto close = msg.find("] ");
     if (msg.rfind("[json.exception", 0) == 0 && close != std::string::npos)
       msg = msg.substr(close + 2);
-    throw SpecError("spec", "invalid JSON: " + msg);
+    // A number out of double's range (1e999) is a bad value of the field being parsed; syntax
+    // errors are the document's.
+    const std::string at = path_of(frames);
+    const bool value_error = dynamic_cast<const json::out_of_range*>(&e) != nullptr;
+    throw SpecError(value_error && !at.empty() ? at : "spec", "invalid JSON: " + msg);
   }
   if (!duplicate.empty()) throw SpecError(duplicate, "duplicate key");
   return j;

@@ -430,6 +430,34 @@ TEST(RunSpecInvalidText, SyntaxErrorsAndDuplicateKeys) {
             "systems[1].q0");
 }
 
+// The rest of a document after a NUL byte used to be ignored (nlohmann stops there), so
+// `{"model": "duffing"}\0garbage` ran.
+TEST(RunSpecInvalidText, NulBytesAreRefused) {
+  const std::string text = std::string(R"({"model": "duffing"})") + '\0' + "garbage";
+  EXPECT_EQ(rejected_field(text), "spec");
+  try {
+    parse_spec_text(text);
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.reason().find("offset 20"), std::string::npos) << e.reason();
+  }
+}
+
+// Numbers beyond double's range are the value's error, named by its field.
+TEST(RunSpecInvalidText, OverflowingNumbersNameTheirField) {
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "integrator": {"t_end": 1e999}})"),
+            "integrator.t_end");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "systems": [{}, {"q0": [1, -1e400]}]})"),
+            "systems[1].q0[1]");
+}
+
+// t_end - t0 overflowed to infinity and every sample time but the ends was NaN.
+TEST(RunSpecInvalidNumbers, AnIntervalBeyondDoublesRangeIsRefused) {
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "integrator": {"t0": -1e308, "t_end": 1e308}})"),
+            "integrator.t_end");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "integrator": {"t0": -1e307, "t_end": 1e307}})"),
+            "");
+}
+
 TEST(RunSpecInvalidNumbers, NonFiniteValuesAreRejected) {
   // JSON text cannot carry NaN or infinity, but a programmatically built document (a server
   // request) can.

@@ -22,8 +22,8 @@ void Job::release_inputs() {
   std::vector<double>().swap(b.qd0);
 }
 
-void Job::publish(ResultLog::Chunk chunk) {
-  log_.append(std::move(chunk));
+void Job::publish(ResultLog::Chunk chunk, bool in_memory) {
+  log_.append(std::move(chunk), in_memory);
   notify();
 }
 

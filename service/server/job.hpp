@@ -36,8 +36,8 @@ class Job {
   // the header's spec_json still describes them. Called by whoever took the job off the queue.
   void release_inputs();
 
-  // Appends a chunk and wakes every listener.
-  void publish(ResultLog::Chunk chunk);
+  // Appends a chunk and wakes every listener. `in_memory`: whatever the budget (ResultLog::append).
+  void publish(ResultLog::Chunk chunk, bool in_memory = false);
 
   // State. A job ends exactly once; its JobEnd chunk is published before ended() turns true.
   v1::JobState state() const;

@@ -81,7 +81,9 @@ void publish_header(Job& job, const std::string& backend) {
   h->set_residual_slots(spec.model->residual_slots());
   h->set_system_summaries(job.system_summaries());
   h->set_threads(job.threads());
-  job.publish(std::move(chunk));
+  // In memory whatever the budget (it is bounded, check_header_size): with the disk full and the
+  // budget spent, SubmitJob must still succeed, not fail INTERNAL on a spill write.
+  job.publish(std::move(chunk), /*in_memory=*/true);
 }
 
 void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {

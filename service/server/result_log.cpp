@@ -42,7 +42,7 @@ std::int64_t ResultLog::append(Chunk chunk, bool in_memory) {
     if (spill_fd_ < 0) {
       spill_fd_ = ::open(spill_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
       if (spill_fd_ < 0)
-        throw std::runtime_error("cannot create spill file " + spill_path_ + ": " +
+        throw std::runtime_error(std::string("cannot create the spill file: ") +
                                  std::strerror(errno));
     }
     const std::string data = chunk.SerializeAsString();
@@ -52,7 +52,7 @@ std::int64_t ResultLog::append(Chunk chunk, bool in_memory) {
                                  static_cast<off_t>(spill_end_ + static_cast<std::int64_t>(done)));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0)
-        throw std::runtime_error("cannot write spill file " + spill_path_ + ": " +
+        throw std::runtime_error(std::string("cannot write the spill file: ") +
                                  std::strerror(errno));
       done += static_cast<std::size_t>(w);
     }
@@ -85,13 +85,11 @@ std::shared_ptr<const ResultLog::Chunk> ResultLog::get(std::int64_t sequence) co
                               static_cast<off_t>(e.offset + static_cast<std::int64_t>(done)));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0)
-      throw std::runtime_error("cannot read spill file " + spill_path_ + ": " +
-                               std::strerror(errno));
+      throw std::runtime_error(std::string("cannot read the spill file: ") + std::strerror(errno));
     done += static_cast<std::size_t>(r);
   }
   auto chunk = std::make_shared<Chunk>();
-  if (!chunk->ParseFromString(data))
-    throw std::runtime_error("spill file " + spill_path_ + " is corrupt");
+  if (!chunk->ParseFromString(data)) throw std::runtime_error("the spill file is corrupt");
   return chunk;
 }
 

@@ -41,7 +41,8 @@ class ResultLog {
   ResultLog& operator=(const ResultLog&) = delete;
 
   // Numbers the chunk (size() + 1) and appends it; returns its sequence. Throws
-  // std::runtime_error when the spill file cannot be written. `in_memory` keeps the chunk in
+  // std::runtime_error when the spill file cannot be written (the message reaches clients: it
+  // names no server path). `in_memory` keeps the chunk in
   // memory whatever the budget (for the small JobEnd, which must not be lost to a full disk).
   std::int64_t append(Chunk chunk, bool in_memory = false);
   std::int64_t size() const;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "client/commands.hpp"
+#include "service/protocol/metadata.hpp"
 #include "service/protocol/result_assembler.hpp"
 
 namespace ukes::cli {
@@ -173,19 +174,23 @@ class JobFollower {
 
   // Reads one stream to its end, feeding every chunk to the assembler.
   grpc::Status read_stream(const StreamOpener& open) {
-    grpc::ClientContext context;
-    const std::unique_ptr<ResultReader> reader = open(stub_, context);
-    v1::StreamJobResultsResponse chunk;
-    try {
-      while (reader->Read(&chunk)) on_chunk(chunk);
-    } catch (...) {
-      context.TryCancel();
-      while (reader->Read(&chunk)) {
+    for (QueueWait queue;;) {
+      grpc::ClientContext context;
+      const std::unique_ptr<ResultReader> reader = open(stub_, context);
+      v1::StreamJobResultsResponse chunk;
+      try {
+        while (reader->Read(&chunk)) on_chunk(chunk);
+      } catch (...) {
+        context.TryCancel();
+        while (reader->Read(&chunk)) {
+        }
+        reader->Finish();
+        throw;
       }
-      reader->Finish();
-      throw;
+      const grpc::Status status = reader->Finish();
+      // Only Simulate is refused for a full queue, before its header.
+      if (assembler_.has_header() || !queue.again(context, status)) return status;
     }
-    return reader->Finish();
   }
 
   StreamOpener resume_opener() const {
@@ -338,6 +343,29 @@ int report_rpc_error(const grpc::Status& status, const std::string& server) {
                    message.c_str());
       return kExitFailure;
   }
+}
+
+bool QueueWait::again(const grpc::ClientContext& context, const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return false;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto hint = trailers.find(kRetryAfterMetadataKey);
+  if (hint == trailers.end()) return false;
+  double after_s = 1.0;
+  try {
+    after_s =
+        std::clamp(std::stod(std::string(hint->second.data(), hint->second.size())), 0.1, 30.0);
+  } catch (const std::exception&) {
+  }
+  // 1, 2, 4, ... times the hint, at most 30 s a wait.
+  const double wait_s = std::min(30.0, after_s * std::pow(2.0, std::min(tries_, 5)));
+  const auto waited = std::chrono::steady_clock::now() - start_;
+  if (waited + std::chrono::duration<double>(wait_s) > kMaxWait) return false;
+  if (tries_ == 0)
+    std::fprintf(stderr, "ukes: %s; waiting for a place in the queue (up to %lld s)\n",
+                 status.error_message().c_str(), static_cast<long long>(kMaxWait.count()));
+  ++tries_;
+  std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+  return true;
 }
 
 std::string progress_text(const v1::Progress& p) {

@@ -26,6 +26,20 @@ const char* status_code_name(grpc::StatusCode code);
 // (kExitUsage), an unreachable server and other errors are failures (kExitFailure).
 int report_rpc_error(const grpc::Status& status, const std::string& server);
 
+// Waits out a server's full queue: a submission refused with a retry hint (the queue is full,
+// not a limit) is tried again after the hinted delay, growing, for up to kMaxWait in all.
+class QueueWait {
+ public:
+  static constexpr std::chrono::seconds kMaxWait{600};
+  QueueWait() : start_(std::chrono::steady_clock::now()) {}
+  // After a failed submission: sleeps and returns true when it should be tried again.
+  bool again(const grpc::ClientContext& context, const grpc::Status& status);
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  int tries_ = 0;
+};
+
 // "4096 / 100000 systems (4.1%), 1.23e+06 system-steps/s, ETA 12 s" (rate and ETA when known).
 std::string progress_text(const v1::Progress& progress);
 

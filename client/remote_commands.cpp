@@ -132,10 +132,14 @@ int submit_command(const SubmitOptions& options) {
   if (options.no_summaries) request.set_system_summaries(false);
 
   const auto stub = connect(options.server);
-  grpc::ClientContext context;
-  set_deadline(context);
   v1::SubmitJobResponse response;
-  const grpc::Status status = stub->SubmitJob(&context, request, &response);
+  grpc::Status status;
+  for (QueueWait queue;;) {
+    grpc::ClientContext context;
+    set_deadline(context);
+    status = stub->SubmitJob(&context, request, &response);
+    if (status.ok() || !queue.again(context, status)) break;
+  }
   if (!status.ok()) return report_rpc_error(status, options.server);
   std::printf("%s\n", response.job_id().c_str());
   std::fflush(stdout);

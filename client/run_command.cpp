@@ -3,8 +3,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -20,28 +18,36 @@ namespace ukes::cli {
 
 namespace {
 
-bool read_text(const std::string& path, std::string& text, std::string& error) {
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    if (std::cin.bad()) {
-      error = "cannot read standard input";
+// Spec files larger than this are refused (`ukes run /dev/zero` once read without end).
+constexpr std::size_t kMaxSpecBytes = std::size_t{64} << 20;
+
+// Reads `in` to its end, or fails past kMaxSpecBytes.
+bool read_bounded(std::istream& in, const std::string& what, std::string& text,
+                  std::string& error) {
+  text.clear();
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxSpecBytes) {
+      error = what + " is larger than " + std::to_string(kMaxSpecBytes >> 20) + " MiB";
       return false;
     }
-    return true;
   }
+  if (in.bad()) {
+    error = "cannot read " + what;
+    return false;
+  }
+  return true;
+}
+
+bool read_text(const std::string& path, std::string& text, std::string& error) {
+  if (path == "-") return read_bounded(std::cin, "standard input", text, error);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot read spec file '" + path + "'";
     return false;
   }
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) {
-    error = "cannot read spec file '" + path + "'";
-    return false;
-  }
-  text = os.str();
-  return true;
+  return read_bounded(in, "spec file '" + path + "'", text, error);
 }
 
 // Replaces sweep.count in the document; a usage error when the spec has no sweep to resize.

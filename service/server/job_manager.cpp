@@ -130,10 +130,11 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
   const int count = spec.batch.count;
 
   std::unique_lock lock(mu_);
-  if (stopping_) throw QueueFullError("the server is shutting down");
+  if (stopping_) throw QueueFullError("the server is shutting down", false);
   if (static_cast<int>(queue_.size()) >= options_.max_queued_jobs)
     throw QueueFullError("queue: " + std::to_string(queue_.size()) + " jobs are waiting (limit " +
-                         std::to_string(options_.max_queued_jobs) + ")");
+                             std::to_string(options_.max_queued_jobs) + ")",
+                         true);
   std::string id;
   do id = new_job_id();
   while (jobs_.count(id) > 0);

@@ -20,10 +20,16 @@
 
 namespace ukes::server {
 
-// The queue is full (RESOURCE_EXHAUSTED).
+// The queue is full, or the server is shutting down (RESOURCE_EXHAUSTED). `retry`: a client may
+// try again shortly (a full queue drains; a server going down does not come back).
 class QueueFullError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  QueueFullError(const std::string& message, bool retry)
+      : std::runtime_error(message), retry_(retry) {}
+  bool retry() const { return retry_; }
+
+ private:
+  bool retry_;
 };
 
 class JobManager {

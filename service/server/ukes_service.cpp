@@ -7,6 +7,7 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/models/model_info.hpp"
 #include "service/engine/version.hpp"
+#include "service/protocol/metadata.hpp"
 #include "service/protocol/model_proto.hpp"
 #include "service/runspec/printable_text.hpp"
 #include "service/server/log.hpp"
@@ -165,16 +166,18 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
     return grpc::Status::OK;
   } catch (const LimitError& e) {
     // SpecError keeps its field printable and bounded: gRPC aborts on any other metadata value.
-    context->AddTrailingMetadata("ukes-field", e.field());
+    context->AddTrailingMetadata(kFieldMetadataKey, e.field());
     log_event(LogLevel::kWarning, "job_rejected",
               {{"peer", context->peer()}, {"code", "RESOURCE_EXHAUSTED"}, {"error", e.what()}});
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};
   } catch (const SpecError& e) {
-    context->AddTrailingMetadata("ukes-field", e.field());
+    context->AddTrailingMetadata(kFieldMetadataKey, e.field());
     log_event(LogLevel::kWarning, "job_rejected",
               {{"peer", context->peer()}, {"code", "INVALID_ARGUMENT"}, {"error", e.what()}});
     return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
   } catch (const QueueFullError& e) {
+    // Clients wait out a full queue (client/remote.cpp); limits and bad specs they do not.
+    if (e.retry()) context->AddTrailingMetadata(kRetryAfterMetadataKey, "1");
     log_event(LogLevel::kWarning, "job_rejected",
               {{"peer", context->peer()}, {"code", "RESOURCE_EXHAUSTED"}, {"error", e.what()}});
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};

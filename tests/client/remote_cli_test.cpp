@@ -497,6 +497,38 @@ TEST_F(RemoteCliTest, SubmitStatusCancelAndAttach) {
   EXPECT_EQ(unknown.err.rfind("ukes: server error (NOT_FOUND): ", 0), 0u) << unknown.err;
 }
 
+// A full queue is not the user's error: `submit` and `run --server` wait for a place (they
+// once exited 2 at once), while a limit or a bad spec still fails at once.
+TEST_F(RemoteCliTest, AFullQueueIsWaitedOut) {
+  start_server({"--threads", "1", "--max-concurrent-jobs", "1", "--max-queued-jobs", "1"});
+  write_file(base() / "endless.json", R"({"model": "duffing",
+    "integrator": {"method": "rk4", "dt": 1e-12, "max_steps": 1000000000000000}})");
+  write_file(base() / "small.json", R"({"model": "duffing", "output": {"samples": 5}})");
+  // One endless job runs, another fills the queue.
+  const Result endless = ukes("submit endless.json --server " + server());
+  ASSERT_EQ(endless.code, 0) << endless.err;
+  const std::string endless_id = endless.out.substr(0, endless.out.find('\n'));
+  const Result queued = ukes("submit endless.json --server " + server());
+  ASSERT_EQ(queued.code, 0) << queued.err;
+  const std::string queued_id = queued.out.substr(0, queued.out.find('\n'));
+  const pid_t submit = spawn_ukes("submit small.json --server " + server(), "submit");
+  const pid_t run = spawn_ukes("run small.json --server " + server() + " --out out/r.json", "run");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (const std::string tag : {"submit", "run"})
+    EXPECT_NE(read_file(base() / (tag + ".err")).find("waiting for a place in the queue"),
+              std::string::npos)
+        << tag;
+  for (const std::string& id : {queued_id, endless_id}) {
+    const Result cancelled = ukes("cancel " + id + " --server " + server());
+    ASSERT_EQ(cancelled.code, 0) << cancelled.err;
+  }
+  // One of the two gets the worker first; the other waits for it, then runs.
+  EXPECT_EQ(wait_for(submit, std::chrono::seconds(60)), 0) << read_file(base() / "submit.err");
+  EXPECT_EQ(read_file(base() / "submit.out").size(), endless.out.size());  // a job id
+  EXPECT_EQ(wait_for(run, std::chrono::seconds(60)), 0) << read_file(base() / "run.err");
+  EXPECT_TRUE(fs::exists(out() / "r.json"));
+}
+
 TEST_F(RemoteCliTest, JobsThatDoNotSucceedWriteNothing) {
   start_server({"--threads", "1"});
   write_file(base() / "long.json", kLongDuffing);

@@ -459,6 +459,19 @@ TEST_F(CliTest, BadSpecsExitTwoNameTheFieldAndWriteNothing) {
   EXPECT_TRUE(out_files().empty());
 }
 
+// Hostile inputs: an endless file (once read without bound), a NUL byte (once ended the
+// document: the rest was ignored and the run went ahead).
+TEST_F(CliTest, EndlessOrBinarySpecsAreRefused) {
+  const Result endless = ukes("run /dev/zero --out out/results.json");
+  EXPECT_EQ(endless.code, 2);
+  EXPECT_NE(endless.err.find("larger than 64 MiB"), std::string::npos) << endless.err;
+  write_file(base() / "nul.json", std::string(R"({"model": "duffing"})") + '\0' + "{oops");
+  const Result nul = ukes("run nul.json --out out/results.json");
+  EXPECT_EQ(nul.code, 2);
+  EXPECT_EQ(nul.err.rfind("ukes: spec error: spec: invalid JSON: a NUL byte", 0), 0u) << nul.err;
+  EXPECT_TRUE(out_files().empty());
+}
+
 TEST_F(CliTest, LimitsAreReportedDistinctly) {
   write_file(base() / "big.json", R"({"model": "duffing", "sweep": {"count": 100000000000}})");
   const Result r = ukes("run big.json --out out/results.json");

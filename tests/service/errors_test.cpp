@@ -30,7 +30,7 @@ struct BadRequest {
 
 std::string trailing_field(const grpc::ClientContext& context) {
   const auto& md = context.GetServerTrailingMetadata();
-  const auto it = md.find("ukes-field");
+  const auto it = md.find(kFieldMetadataKey);
   return it == md.end() ? "" : std::string(it->second.data(), it->second.size());
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "service/engine/engine.hpp"
+#include "service/protocol/metadata.hpp"
 #include "service/protocol/result_assembler.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "service/runspec/spec_text.hpp"

@@ -1,6 +1,7 @@
 // ukes-server: the ukes.v1 gRPC service. Listens on loopback unless told otherwise; health checking
 // (grpc.health.v1) and server reflection are on; logs are JSON lines on stderr. SIGINT / SIGTERM
 // stop it gracefully: streams get a moment to finish, running jobs are cancelled.
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -16,6 +17,7 @@
 
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/version.hpp"
+#include "service/runspec/printable_text.hpp"
 #include "service/server/job_manager.hpp"
 #include "service/server/log.hpp"
 #include "service/server/ukes_service.hpp"
@@ -24,6 +26,13 @@ namespace {
 
 using ukes::server::log_event;
 using ukes::server::LogLevel;
+
+// Protobuf's own diagnostics (a request with a string field that is not UTF-8, say) as JSON log
+// lines like every other, not free text on stderr.
+void log_protobuf(google::protobuf::LogLevel level, const char*, int, const std::string& message) {
+  log_event(level >= google::protobuf::LOGLEVEL_ERROR ? LogLevel::kWarning : LogLevel::kInfo,
+            "protobuf", {{"message", ukes::printable_text(message, ukes::kMaxQuotedReasonBytes)}});
+}
 
 // Writes the port to `path` atomically (readers never see a partial file).
 void write_port_file(const std::string& path, int port) {
@@ -119,6 +128,8 @@ int main(int argc, char** argv) {
   } else {
     log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", "--device cpu"}});
   }
+
+  google::protobuf::SetLogHandler(&log_protobuf);
 
   // Signals are taken by one thread with sigwait; every other thread inherits the blocked mask.
   sigset_t stop_signals;

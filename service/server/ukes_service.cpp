@@ -22,8 +22,40 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
+// The request in `bytes`, or INVALID_ARGUMENT when they are no valid Message.
+template <class Message>
+grpc::Status parse_request(const grpc::ByteBuffer& bytes, Message& message) {
+  grpc::ByteBuffer copy(bytes);  // Deserialize consumes its buffer; copies share the slices
+  if (grpc::SerializationTraits<Message>::Deserialize(&copy, &message).ok())
+    return grpc::Status::OK;
+  return {grpc::StatusCode::INVALID_ARGUMENT,
+          "request: not a valid " + Message::descriptor()->full_name() +
+              " (malformed protobuf, or a string field that is not UTF-8)"};
+}
+
+// Serializes `message` into `bytes` (a gRPC error status should it fail).
+template <class Message>
+grpc::Status serialize(const Message& message, grpc::ByteBuffer* bytes) {
+  bool own_buffer = false;
+  return grpc::SerializationTraits<Message>::Serialize(message, bytes, &own_buffer);
+}
+
+// A unary call: parses the request, runs `handle(request, response)`, serializes its response.
+template <class Request, class Response, class Handler>
+grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* context, const grpc::ByteBuffer& in,
+                                grpc::ByteBuffer* out, Handler&& handle) {
+  Request request;
+  grpc::Status status = parse_request(in, request);
+  if (status.ok()) {
+    Response response;
+    status = handle(request, response);
+    if (status.ok()) status = serialize(response, out);
+  }
+  return finish(context, status);
+}
+
 // A stream that only reports an error.
-class ErrorStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsResponse> {
+class ErrorStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   explicit ErrorStream(const grpc::Status& status) { Finish(status); }
   void OnDone() override { delete this; }
@@ -35,7 +67,7 @@ class ErrorStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsRe
 // with no lock held, re-entrant calls only flag more work for the running pump (no recursion), and
 // the object lives in a shared_ptr that every pump holds: OnDone drops the stream's own reference,
 // and the last pump to finish frees it.
-class ResultStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsResponse>,
+class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
                            public std::enable_shared_from_this<ResultStream> {
  public:
   static ResultStream* start(std::shared_ptr<Job> job, std::int64_t resume_after,
@@ -55,7 +87,7 @@ class ResultStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsR
     {
       const std::lock_guard lock(mu_);
       in_flight_ = false;
-      current_.reset();
+      current_.Clear();
       if (ok)
         ++next_;
       else
@@ -91,17 +123,19 @@ class ResultStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsR
     pumping_ = true;
     for (;;) {
       repump_ = false;
-      const v1::StreamJobResultsResponse* write = nullptr;
+      const grpc::ByteBuffer* write = nullptr;
       std::optional<grpc::Status> finish;
       if (!finished_) {
         if (broken_) {
           finish = grpc::Status::CANCELLED;
         } else if (!in_flight_) {
           try {
-            current_ = job_->log().get(next_);
-            if (current_) {
+            const auto chunk = job_->log().get(next_);
+            if (chunk) {
+              const grpc::Status s = serialize(*chunk, &current_);
+              if (!s.ok()) throw std::runtime_error(s.error_message());
               in_flight_ = true;
-              write = current_.get();
+              write = &current_;
             } else if (job_->ended() && next_ > job_->log().size()) {
               // JobEnd is appended before the state turns final: nothing is left to send.
               job_->mark_fetched();
@@ -144,7 +178,7 @@ class ResultStream final : public grpc::ServerWriteReactor<v1::StreamJobResultsR
   std::int64_t next_ = 1;
   bool in_flight_ = false, broken_ = false, finished_ = false;
   bool pumping_ = false, repump_ = false;
-  std::shared_ptr<const v1::StreamJobResultsResponse> current_;  // alive while being written
+  grpc::ByteBuffer current_;  // the chunk being written
 };
 
 }  // namespace
@@ -190,37 +224,46 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
   }
 }
 
-grpc::ServerUnaryReactor* UkesService::ListModels(grpc::CallbackServerContext* context,
-                                                  const v1::ListModelsRequest*,
-                                                  v1::ListModelsResponse* response) {
-  for (const auto& m : catalogue_info()) model_to_proto(m, response->add_models());
-  return finish(context, grpc::Status::OK);
+#define UKES_DEFINE_RAW_UNARY(Method, handler)                                        \
+  grpc::ServerUnaryReactor* UkesService::Method(grpc::CallbackServerContext* context, \
+                                                const grpc::ByteBuffer* request,      \
+                                                grpc::ByteBuffer* response) {         \
+    return unary<v1::Method##Request, v1::Method##Response>(                          \
+        context, *request, response,                                                  \
+        [&](const auto& in, auto& out) { return handler(context, in, out); });        \
+  }
+UKES_UNARY_METHODS(UKES_DEFINE_RAW_UNARY)
+#undef UKES_DEFINE_RAW_UNARY
+
+grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const v1::ListModelsRequest&,
+                                      v1::ListModelsResponse& response) {
+  for (const auto& m : catalogue_info()) model_to_proto(m, response.add_models());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* UkesService::DescribeModel(grpc::CallbackServerContext* context,
-                                                     const v1::DescribeModelRequest* request,
-                                                     v1::DescribeModelResponse* response) {
-  if (request->name().empty())
-    return finish(context, {grpc::StatusCode::INVALID_ARGUMENT, "name: must not be empty"});
-  const ModelInfo* m = find_model(request->name());
+grpc::Status UkesService::describe_model(grpc::CallbackServerContext*,
+                                         const v1::DescribeModelRequest& request,
+                                         v1::DescribeModelResponse& response) {
+  if (request.name().empty())
+    return {grpc::StatusCode::INVALID_ARGUMENT, "name: must not be empty"};
+  const ModelInfo* m = find_model(request.name());
   if (m == nullptr)
-    return finish(context, {grpc::StatusCode::NOT_FOUND,
-                            "name: unknown model '" +
-                                printable_text(request->name(), kMaxQuotedFieldBytes) + "'"});
-  model_to_proto(*m, response->mutable_model());
-  return finish(context, grpc::Status::OK);
+    return {grpc::StatusCode::NOT_FOUND,
+            "name: unknown model '" + printable_text(request.name(), kMaxQuotedFieldBytes) + "'"};
+  model_to_proto(*m, response.mutable_model());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* UkesService::GetServerInfo(grpc::CallbackServerContext* context,
-                                                     const v1::GetServerInfoRequest*,
-                                                     v1::GetServerInfoResponse* response) {
+grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
+                                          const v1::GetServerInfoRequest&,
+                                          v1::GetServerInfoResponse& response) {
   const ServerOptions& o = jobs_.options();
-  response->set_version(version());
-  response->add_backends("cpu");
+  response.set_version(version());
+  response.add_backends("cpu");
   const GpuAvailability& gpu = gpu_availability();
   if (jobs_.gpu_ready()) {
-    response->add_backends("gpu");
-    v1::GpuInfo* g = response->mutable_gpu();
+    response.add_backends("gpu");
+    v1::GpuInfo* g = response.mutable_gpu();
     g->set_name(gpu.info.name);
     g->set_compute_capability(std::to_string(gpu.info.compute_major) + "." +
                               std::to_string(gpu.info.compute_minor));
@@ -229,82 +272,85 @@ grpc::ServerUnaryReactor* UkesService::GetServerInfo(grpc::CallbackServerContext
     g->set_driver_version(cuda_version_text(gpu.info.driver_version));
     g->set_runtime_version(cuda_version_text(gpu.info.runtime_version));
   } else {
-    response->set_gpu_unavailable_reason(
+    response.set_gpu_unavailable_reason(
         o.device == Device::kCpu ? "this server runs with --device cpu" : gpu.reason);
   }
-  response->set_default_backend(jobs_.gpu_ready() ? "gpu" : "cpu");
-  response->set_cpu_threads(jobs_.threads_per_job());
-  response->set_max_concurrent_jobs(o.max_concurrent_jobs);
-  response->set_max_queued_jobs(o.max_queued_jobs);
-  response->set_max_systems(o.limits.max_systems);
-  response->set_max_samples(o.limits.max_samples);
-  response->set_max_trajectory_bytes(o.limits.max_trajectory_bytes);
-  response->set_queued_jobs(jobs_.queued_jobs());
-  response->set_running_jobs(jobs_.running_jobs());
-  return finish(context, grpc::Status::OK);
+  response.set_default_backend(jobs_.gpu_ready() ? "gpu" : "cpu");
+  response.set_cpu_threads(jobs_.threads_per_job());
+  response.set_max_concurrent_jobs(o.max_concurrent_jobs);
+  response.set_max_queued_jobs(o.max_queued_jobs);
+  response.set_max_systems(o.limits.max_systems);
+  response.set_max_samples(o.limits.max_samples);
+  response.set_max_trajectory_bytes(o.limits.max_trajectory_bytes);
+  response.set_queued_jobs(jobs_.queued_jobs());
+  response.set_running_jobs(jobs_.running_jobs());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* UkesService::SubmitJob(grpc::CallbackServerContext* context,
-                                                 const v1::SubmitJobRequest* request,
-                                                 v1::SubmitJobResponse* response) {
+grpc::Status UkesService::submit_job(grpc::CallbackServerContext* context,
+                                     const v1::SubmitJobRequest& request,
+                                     v1::SubmitJobResponse& response) {
   std::shared_ptr<Job> job;
-  const grpc::Status s = submit(context, *request, &job);
+  const grpc::Status s = submit(context, request, &job);
   if (s.ok()) {
-    response->set_job_id(job->id());
-    response->set_queue_position(jobs_.queue_position(*job));
+    response.set_job_id(job->id());
+    response.set_queue_position(jobs_.queue_position(*job));
   }
-  return finish(context, s);
+  return s;
 }
 
-grpc::ServerWriteReactor<v1::StreamJobResultsResponse>* UkesService::StreamJobResults(
-    grpc::CallbackServerContext* context, const v1::StreamJobResultsRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::StreamJobResults(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) {
+  v1::StreamJobResultsRequest request;
   std::shared_ptr<Job> job;
-  const grpc::Status s = find(request->job_id(), &job);
+  grpc::Status s = parse_request(*bytes, request);
+  if (s.ok()) s = find(request.job_id(), &job);
   if (!s.ok()) return new ErrorStream(s);
-  if (request->resume_after() < 0)
+  if (request.resume_after() < 0)
     return new ErrorStream({grpc::StatusCode::INVALID_ARGUMENT, "resume_after: must be >= 0"});
   // The log of an ended job is complete: resuming past its end is a client error.
-  if (job->ended() && request->resume_after() > job->log().size())
+  if (job->ended() && request.resume_after() > job->log().size())
     return new ErrorStream(
         {grpc::StatusCode::OUT_OF_RANGE,
          "resume_after: the job has only " + std::to_string(job->log().size()) + " chunks"});
-  return ResultStream::start(std::move(job), request->resume_after(), context->peer());
+  return ResultStream::start(std::move(job), request.resume_after(), context->peer());
 }
 
-grpc::ServerWriteReactor<v1::StreamJobResultsResponse>* UkesService::Simulate(
-    grpc::CallbackServerContext* context, const v1::SimulateRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) {
+  v1::SimulateRequest request;
   std::shared_ptr<Job> job;
-  const grpc::Status s = submit(context, request->job(), &job);
+  grpc::Status s = parse_request(*bytes, request);
+  if (s.ok()) s = submit(context, request.job(), &job);
   if (!s.ok()) return new ErrorStream(s);
   return ResultStream::start(std::move(job), 0, context->peer());
 }
 
-grpc::ServerUnaryReactor* UkesService::GetJob(grpc::CallbackServerContext* context,
-                                              const v1::GetJobRequest* request,
-                                              v1::GetJobResponse* response) {
+grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const v1::GetJobRequest& request,
+                                  v1::GetJobResponse& response) {
   std::shared_ptr<Job> job;
-  const grpc::Status s = find(request->job_id(), &job);
-  if (!s.ok()) return finish(context, s);
-  response->set_job_id(job->id());
-  response->set_state(job->state());
-  response->set_model(job->spec().model->name);
+  const grpc::Status s = find(request.job_id(), &job);
+  if (!s.ok()) return s;
+  response.set_job_id(job->id());
+  response.set_state(job->state());
+  response.set_model(job->spec().model->name);
   v1::Progress progress = job->progress();
   progress.set_systems_total(job->spec().batch.count);
-  *response->mutable_progress() = progress;
-  response->set_chunks(job->log().size());
-  response->set_queue_position(jobs_.queue_position(*job));
-  response->set_message(job->message());
-  return finish(context, grpc::Status::OK);
+  *response.mutable_progress() = progress;
+  response.set_chunks(job->log().size());
+  response.set_queue_position(jobs_.queue_position(*job));
+  response.set_message(job->message());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* UkesService::CancelJob(grpc::CallbackServerContext* context,
-                                                 const v1::CancelJobRequest* request,
-                                                 v1::CancelJobResponse* response) {
+grpc::Status UkesService::cancel_job(grpc::CallbackServerContext*,
+                                     const v1::CancelJobRequest& request,
+                                     v1::CancelJobResponse& response) {
   std::shared_ptr<Job> job;
-  const grpc::Status s = find(request->job_id(), &job);
-  if (!s.ok()) return finish(context, s);
-  response->set_state(jobs_.cancel(*job));
-  return finish(context, grpc::Status::OK);
+  const grpc::Status s = find(request.job_id(), &job);
+  if (!s.ok()) return s;
+  response.set_state(jobs_.cancel(*job));
+  return grpc::Status::OK;
 }
 
 }  // namespace ukes::server

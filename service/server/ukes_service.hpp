@@ -8,34 +8,59 @@
 
 namespace ukes::server {
 
-class UkesService final : public v1::UkesService::CallbackService {
+// The unary methods of ukes.v1.UkesService (the protocol's name, the typed handler's).
+#define UKES_UNARY_METHODS(X)       \
+  X(ListModels, list_models)        \
+  X(DescribeModel, describe_model)  \
+  X(GetServerInfo, get_server_info) \
+  X(SubmitJob, submit_job)          \
+  X(GetJob, get_job)                \
+  X(CancelJob, cancel_job)
+
+// Every method is registered raw, bytes in and bytes out: gRPC's callback API answers a request
+// that does not parse (malformed protobuf, a string field that is not UTF-8) with UNIMPLEMENTED
+// and no message, so the service parses requests itself and answers INVALID_ARGUMENT.
+using RawUkesService = v1::UkesService::WithRawCallbackMethod_ListModels<
+    v1::UkesService::WithRawCallbackMethod_DescribeModel<
+        v1::UkesService::WithRawCallbackMethod_GetServerInfo<
+            v1::UkesService::WithRawCallbackMethod_SubmitJob<
+                v1::UkesService::WithRawCallbackMethod_StreamJobResults<
+                    v1::UkesService::WithRawCallbackMethod_Simulate<
+                        v1::UkesService::WithRawCallbackMethod_GetJob<
+                            v1::UkesService::WithRawCallbackMethod_CancelJob<
+                                v1::UkesService::Service>>>>>>>>;
+
+class UkesService final : public RawUkesService {
  public:
   explicit UkesService(JobManager& jobs) : jobs_(jobs) {}
 
-  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
-                                       const v1::ListModelsRequest* request,
-                                       v1::ListModelsResponse* response) override;
-  grpc::ServerUnaryReactor* DescribeModel(grpc::CallbackServerContext* context,
-                                          const v1::DescribeModelRequest* request,
-                                          v1::DescribeModelResponse* response) override;
-  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
-                                          const v1::GetServerInfoRequest* request,
-                                          v1::GetServerInfoResponse* response) override;
-  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context,
-                                      const v1::SubmitJobRequest* request,
-                                      v1::SubmitJobResponse* response) override;
-  grpc::ServerWriteReactor<v1::StreamJobResultsResponse>* StreamJobResults(
-      grpc::CallbackServerContext* context, const v1::StreamJobResultsRequest* request) override;
-  grpc::ServerWriteReactor<v1::StreamJobResultsResponse>* Simulate(
-      grpc::CallbackServerContext* context, const v1::SimulateRequest* request) override;
-  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
-                                   const v1::GetJobRequest* request,
-                                   v1::GetJobResponse* response) override;
-  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context,
-                                      const v1::CancelJobRequest* request,
-                                      v1::CancelJobResponse* response) override;
+#define UKES_DECLARE_RAW_UNARY(Method, handler)                                                 \
+  grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* context,                        \
+                                   const grpc::ByteBuffer* request, grpc::ByteBuffer* response) \
+      override;
+  UKES_UNARY_METHODS(UKES_DECLARE_RAW_UNARY)
+#undef UKES_DECLARE_RAW_UNARY
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* StreamJobResults(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Simulate(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request) override;
 
  private:
+  grpc::Status list_models(grpc::CallbackServerContext* context,
+                           const v1::ListModelsRequest& request, v1::ListModelsResponse& response);
+  grpc::Status describe_model(grpc::CallbackServerContext* context,
+                              const v1::DescribeModelRequest& request,
+                              v1::DescribeModelResponse& response);
+  grpc::Status get_server_info(grpc::CallbackServerContext* context,
+                               const v1::GetServerInfoRequest& request,
+                               v1::GetServerInfoResponse& response);
+  grpc::Status submit_job(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
+                          v1::SubmitJobResponse& response);
+  grpc::Status get_job(grpc::CallbackServerContext* context, const v1::GetJobRequest& request,
+                       v1::GetJobResponse& response);
+  grpc::Status cancel_job(grpc::CallbackServerContext* context, const v1::CancelJobRequest& request,
+                          v1::CancelJobResponse& response);
+
   // Submits, mapping validation errors to their status codes (OK status: *job is set).
   grpc::Status submit(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
                       std::shared_ptr<Job>* job);

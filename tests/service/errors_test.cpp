@@ -1,8 +1,10 @@
 // Bad requests get the right status code and name the offending field; limits are enforced at
 // their boundary; none of it disturbs the server.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <limits>
 #include <string>
 #include <vector>
@@ -191,6 +193,51 @@ TEST_F(ErrorsTest, QuotedClientTextIsBounded) {
   const grpc::Status unknown = get_job(*stub_, std::string(1 << 20, 'z'), &job);
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND) << unknown.error_message().size();
   EXPECT_LT(unknown.error_message().size(), 2048u);
+  expect_server_healthy(*server_, *stub_);
+}
+
+// `bytes` sent as the request of `method`, whatever they are; the call's status.
+grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+                      const std::string& bytes) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  set_deadline(context);
+  grpc::Slice slice(bytes);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/ukes.v1.UkesService/" + method, grpc::StubOptions(), &request,
+                 &response, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();
+}
+
+// Requests that do not parse used to be answered UNIMPLEMENTED with no message (gRPC's callback
+// API does that when deserialization fails); the service now parses them itself.
+TEST_F(ErrorsTest, UnparsableRequestsAreInvalidArgument) {
+  v1::SubmitJobRequest not_utf8 = json_request(R"({"model": "duffing"})");
+  not_utf8.set_spec_json("{\"model\": \"duff\xffing\"}");
+  v1::GetJobRequest id_not_utf8;
+  id_not_utf8.set_job_id("j-\xc3(");
+  const std::pair<std::string, std::string> requests[] = {
+      {"SubmitJob", "\xff\xff\xff\xff"},
+      {"SubmitJob", not_utf8.SerializeAsString()},
+      {"Simulate", "\x0a\x05\x12"},  // a truncated length-delimited field
+      {"GetJob", id_not_utf8.SerializeAsString()},
+      {"CancelJob", id_not_utf8.SerializeAsString()},
+      {"StreamJobResults", id_not_utf8.SerializeAsString()},
+      {"DescribeModel", "\x0a\x02\xff\xfe"},
+  };
+  for (const auto& [method, bytes] : requests) {
+    const grpc::Status s = raw_call(server_->channel(), method, bytes);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_EQ(s.error_message().rfind("request: not a valid ukes.v1.", 0), 0u)
+        << method << ": " << s.error_message();
+  }
+  // Protobuf's complaint is a JSON log line like every other.
+  EXPECT_FALSE(log_events(*server_, "protobuf").empty());
+  std::istringstream log(server_->log_text());
+  for (std::string line; std::getline(log, line);)
+    EXPECT_TRUE(nlohmann::json::accept(line)) << line;
   expect_server_healthy(*server_, *stub_);
 }
 

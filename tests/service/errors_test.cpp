@@ -1,10 +1,8 @@
 // Bad requests get the right status code and name the offending field; limits are enforced at
 // their boundary; none of it disturbs the server.
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <gtest/gtest.h>
 
-#include <future>
 #include <limits>
 #include <string>
 #include <vector>
@@ -194,21 +192,6 @@ TEST_F(ErrorsTest, QuotedClientTextIsBounded) {
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND) << unknown.error_message().size();
   EXPECT_LT(unknown.error_message().size(), 2048u);
   expect_server_healthy(*server_, *stub_);
-}
-
-// `bytes` sent as the request of `method`, whatever they are; the call's status.
-grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                      const std::string& bytes) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext context;
-  set_deadline(context);
-  grpc::Slice slice(bytes);
-  const grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/ukes.v1.UkesService/" + method, grpc::StubOptions(), &request,
-                 &response, [&done](grpc::Status s) { done.set_value(std::move(s)); });
-  return done.get_future().get();
 }
 
 // Requests that do not parse used to be answered UNIMPLEMENTED with no message (gRPC's callback

@@ -5,6 +5,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -129,6 +131,22 @@ inline StreamResult simulate(Stub& stub, const v1::SubmitJobRequest& job,
   *request.mutable_job() = job;
   auto reader = stub.Simulate(&context, request);
   return read_all(*reader);
+}
+
+// `bytes` sent as the request of ukes.v1.UkesService/`method`, whatever they are (a unary call,
+// also to the streaming methods: an error status ends it before any message); the call's status.
+inline grpc::Status raw_call(const std::shared_ptr<grpc::Channel>& channel,
+                             const std::string& method, const std::string& bytes) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  set_deadline(context);
+  grpc::Slice slice(bytes);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/ukes.v1.UkesService/" + method, grpc::StubOptions(), &request,
+                 &response, [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();
 }
 
 inline StreamResult stream_results(Stub& stub, const std::string& job_id,

@@ -1,6 +1,6 @@
 // The benchmark models (scara, four_bar, swarm, duffing) written again with Eigen, independently of
 // kernels/: mass matrix M(q), forces Q(q, qd, t), and the constraint rows already in second-order
-// form A qdd = b (derived by hand from shared/MODELS.md), with the rows' values and rates for the
+// form A qdd = b (derived by hand from docs/MODELS.md), with the rows' values and rates for the
 // Baumgarte terms. Default parameters only: the peers integrate the default systems from
 // perturbed initial conditions that the ensemble driver writes.
 #pragma once

@@ -2,7 +2,7 @@
 
 Every Python peer (SciPy, NumPy, JAX, PyTorch) computes with its own library; the mathematics is
 written here once against a small `Ops` adapter, so the peers cannot disagree with each other by a
-typo. It is independent of our C++ kernels: written from shared/MODELS.md, constraint rows already
+typo. It is independent of our C++ kernels: written from docs/MODELS.md, constraint rows already
 in second-order form A qdd = b (derived by hand, not by automatic differentiation).
 
 Arrays carry any leading batch shape: q has shape (..., n); M (..., n, n); A (..., m, n). The
@@ -68,7 +68,7 @@ def numpy_ops():
 
 
 class Scara:
-    """SCARA robot following a helix (MODELS.md 6); four position rows, Baumgarte 30 / 225."""
+    """SCARA robot following a helix (docs/MODELS.md 6); four position rows, Baumgarte 30 / 225."""
 
     name, n, position_rows, velocity_rows = "scara", 4, 4, 0
     alpha, beta = 30.0, 225.0
@@ -143,7 +143,7 @@ class Scara:
 
 
 class FourBar:
-    """Grounded four-bar linkage in absolute coordinates (MODELS.md 9); eight position rows."""
+    """Grounded four-bar linkage in absolute coordinates (docs/MODELS.md 9); eight position rows."""
 
     name, n, position_rows, velocity_rows = "four_bar", 9, 8, 0
     alpha, beta = 0.0, 0.0
@@ -204,7 +204,7 @@ class FourBar:
 
 
 class Swarm:
-    """Five robots under an interaction (servo) constraint (MODELS.md 2); ten velocity rows."""
+    """Five robots under an interaction (servo) constraint (docs/MODELS.md 2); ten velocity rows."""
 
     name, n, position_rows, velocity_rows = "swarm", 10, 0, 10
     alpha, beta = 5.0, 0.0

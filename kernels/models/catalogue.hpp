@@ -1,4 +1,4 @@
-// The built-in model catalogue (shared/MODELS.md order) and compile-time dispatch over it.
+// The built-in model catalogue (docs/MODELS.md order) and compile-time dispatch over it.
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-// The results document of a run (shared RUNSPEC contract, "Results"):
+// The results document of a run (the docs/RUNSPEC.md contract, "Results"):
 //   model, n, m, backend, precision, elapsed_s,
 //   systems: [{id, status, t, q, qd, residual_max {position, position_rate, velocity}, force_max,
 //              inconsistency_max, steps, rejected, sample (swept systems: {target: value})}],

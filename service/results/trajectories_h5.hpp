@@ -1,5 +1,5 @@
-// Trajectory files (HDF5, shared RUNSPEC contract): for the N_out recorded systems at the K sample
-// times,
+// Trajectory files (HDF5, the docs/RUNSPEC.md contract): for the N_out recorded systems at the K
+// sample times,
 //   /t             [K]               sample times (dimension scale)
 //   /system_ids    [N_out] int64     ids of the recorded systems (dimension scale)
 //   /coordinate    [n] string        coordinate names (dimension scale)

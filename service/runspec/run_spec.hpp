@@ -1,5 +1,5 @@
-// Run specs: the JSON document that describes one ensemble run (shared RUNSPEC contract), parsed
-// and validated completely before any work is done.
+// Run specs: the JSON document that describes one ensemble run (the docs/RUNSPEC.md contract),
+// parsed and validated completely before any work is done.
 //
 // Every invalid field raises SpecError naming the field by its JSON path (`integrator.rtol`,
 // `systems[3].q0`, `sweep.vary.params.m1`); a spec that is valid but asks for more than the

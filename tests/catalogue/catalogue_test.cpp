@@ -1,4 +1,4 @@
-// The model catalogue is a contract (shared MODELS.md, copied here as data): exactly these 15
+// The model catalogue is a contract (the docs/MODELS.md, copied here as data): exactly these 15
 // names in this order, and for each model its dimension, constraint row counts, coordinate
 // names, parameter names / defaults / structural flags, default end time, default Baumgarte
 // gains, non-ideal flag and default initial condition.
@@ -38,7 +38,7 @@ const double kPi = std::numbers::pi;
 const double kE3 = std::exp(3.0);
 const double kDeg = kPi / 180.0;
 
-// Copied from MODELS.md, sections 1-15:
+// Copied from docs/MODELS.md, sections 1-15:
 // name, n, position rows, velocity rows, non-ideal, coordinates, parameters, t_end,
 // Baumgarte alpha, beta, default q0, qd0.
 // clang-format off
@@ -141,7 +141,8 @@ TEST_P(CatalogueModel, MatchesModelsMd) {
     EXPECT_EQ(std::string(m->params[k].name), e.params[k].name) << "parameter " << k;
     EXPECT_NEAR(m->params[k].value, e.params[k].value, 1e-15 * std::abs(e.params[k].value))
         << e.params[k].name;
-    // Bit for bit: each default is the double nearest MODELS.md's number (2 pi, 0.4 pi included).
+    // Bit for bit: each default is the double nearest docs/MODELS.md's number (2 pi, 0.4 pi
+    // included).
     EXPECT_EQ(m->params[k].value, e.params[k].value) << e.params[k].name;
     EXPECT_EQ(m->params[k].structural, e.params[k].structural) << e.params[k].name;
     EXPECT_EQ(m->param_index(e.params[k].name), int(k));

@@ -172,7 +172,7 @@ const char* const kModelNames[15] = {"spiral",
                                      "pfaffian_particle",
                                      "moving_support_pendulum",
                                      "ellipse_particle"};
-// n of each model (MODELS.md).
+// n of each model (docs/MODELS.md).
 const int kModelN[15] = {2, 10, 4, 2, 3, 4, 2, 3, 9, 3, 2, 2, 3, 2, 2};
 
 TEST_F(CliTest, ModelsListsAllFifteen) {
@@ -190,7 +190,7 @@ TEST_F(CliTest, ModelsListsAllFifteen) {
     EXPECT_EQ(models[k].at("n"), kModelN[k]) << kModelNames[k];
     EXPECT_EQ(models[k].at("coordinates").size(), static_cast<std::size_t>(kModelN[k]));
   }
-  // duffing (MODELS.md sec. 4): one position row, 11 parameters, m1 = 2 by default.
+  // duffing (docs/MODELS.md sec. 4): one position row, 11 parameters, m1 = 2 by default.
   const json& duffing = models[3];
   EXPECT_EQ(duffing.at("position_rows"), 1);
   EXPECT_EQ(duffing.at("velocity_rows"), 0);
@@ -236,7 +236,7 @@ TEST_F(CliTest, ResultsAndTrajectoriesEqualADirectRun) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("ok 3"), std::string::npos) << r.out;
 
-  // The same batch, built by hand from the spec and MODELS.md's default IC, run directly.
+  // The same batch, built by hand from the spec and docs/MODELS.md's default IC, run directly.
   const ModelInfo* m = find_model("duffing");
   ASSERT_NE(m, nullptr);
   Batch b = Batch::defaults(*m, 3);
@@ -295,7 +295,8 @@ TEST_F(CliTest, ResultsAndTrajectoriesEqualADirectRun) {
     EXPECT_EQ(num(sj.at("inconsistency_max")), d.inconsistency_max[ui]);
     EXPECT_EQ(sj.at("steps").get<std::int64_t>(), d.steps[ui]);
   }
-  // System 0 and 1 start on the constraint (phi(0) = 0 = phid(0)): MODELS.md bound at tight tol.
+  // System 0 and 1 start on the constraint (phi(0) = 0 = phid(0)): docs/MODELS.md bound at tight
+  // tol.
   EXPECT_LT(d.residual_at(0, 0), 1e-8);
   EXPECT_LT(d.residual_at(0, 1), 1e-8);
   // System 2 starts off it: phi(0) = 0.25, phid(0) = 6 - 0 - A0 omega = 6 - 2 pi; without

@@ -1,4 +1,4 @@
-// chaplygin_sleigh (MODELS.md sec. 10): nonholonomic knife edge.
+// chaplygin_sleigh (docs/MODELS.md sec. 10): nonholonomic knife edge.
 #include "kernels/models/chaplygin_sleigh.hpp"
 
 #include <gtest/gtest.h>

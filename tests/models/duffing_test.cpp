@@ -1,4 +1,4 @@
-// duffing (MODELS.md sec. 4): coupled Duffing oscillators with a rheonomic constraint.
+// duffing (docs/MODELS.md sec. 4): coupled Duffing oscillators with a rheonomic constraint.
 #include "kernels/models/duffing.hpp"
 
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@ using Model = models::Duffing;
 using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
-// MODELS.md defaults: m1, m2, k1, k2, k1nl, k2nl, c1, c2, A0, omega, alpha.
+// docs/MODELS.md defaults: m1, m2, k1, k2, k1nl, k2nl, c1, c2, A0, omega, alpha.
 struct P {
   double m1 = 2, m2 = 1, k1 = 10, k2 = 12, k1nl = 1, k2nl = 2, c1 = 0.1, c2 = 0.15, A0 = 1,
          omega = 2 * kPi, alpha = 1;
@@ -29,7 +29,7 @@ struct P {
   }
 };
 
-// Q = -(K x + Cd xd + gnl) as MODELS.md writes it (matrices, not the model's expanded form).
+// Q = -(K x + Cd xd + gnl) as docs/MODELS.md writes it (matrices, not the model's expanded form).
 std::array<double, 2> applied(const P& p, double x1, double x2, double x1d, double x2d) {
   const double K[2][2] = {{p.k1, -p.k1}, {-p.k1, p.k1 + p.k2}};
   const double Cd[2][2] = {{p.c1, -p.c1}, {-p.c1, p.c1 + p.c2}};
@@ -42,7 +42,7 @@ std::array<double, 2> applied(const P& p, double x1, double x2, double x1d, doub
   return Q;
 }
 
-// The reference b of MODELS.md (the second derivative of the prescribed separation, negated).
+// The reference b of docs/MODELS.md (the second derivative of the prescribed separation, negated).
 double reference_b(const P& p, double t) {
   const double w = p.omega, al = p.alpha;
   return -p.A0 * std::exp(-al * t) *

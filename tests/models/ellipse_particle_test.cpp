@@ -1,4 +1,4 @@
-// ellipse_particle (MODELS.md sec. 15): particle held on an elliptical path.
+// ellipse_particle (docs/MODELS.md sec. 15): particle held on an elliptical path.
 #include "kernels/models/ellipse_particle.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// flexible_joint (MODELS.md sec. 3): two-link flexible-joint manipulator, servo constraint.
+// flexible_joint (docs/MODELS.md sec. 3): two-link flexible-joint manipulator, servo constraint.
 #include "kernels/models/flexible_joint.hpp"
 
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ namespace {
 using Model = models::FlexibleJoint;
 using namespace ukes::testing;
 
-// MODELS.md defaults, in order: m1, m2, l1, lc1, lc2, I1, I2, J1, J2, K1, K2, g, u1, u2. The
+// docs/MODELS.md defaults, in order: m1, m2, l1, lc1, lc2, I1, I2, J1, J2, K1, K2, g, u1, u2. The
 // catalogue metadata (names, defaults, t_end, gains) is asserted in tests/catalogue.
 const std::vector<double> kValues = {1, 1, 1, 0.5, 0.5, 1, 1, 1, 1, 1, 1, 9.81, 0, 0};
 

@@ -1,4 +1,4 @@
-// four_bar (MODELS.md sec. 9): grounded four-bar linkage in absolute coordinates.
+// four_bar (docs/MODELS.md sec. 9): grounded four-bar linkage in absolute coordinates.
 #include "kernels/models/four_bar.hpp"
 
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ using Model = models::FourBar;
 using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 
-// L1, L2, L3, d, m1, m2, m3, g, tau (MODELS.md order and defaults).
+// L1, L2, L3, d, m1, m2, m3, g, tau (docs/MODELS.md order and defaults).
 using Params = std::array<double, 9>;
 const Params kDefaults = {1, 3, 2, 2.5, 1, 3, 2, 9.81, 0};
 
@@ -73,7 +73,7 @@ double energy(const Params& p, const Vec9& q, const Vec9& qd) {
 TEST(FourBarModel, DefaultState) {
   const ModelInfo* info = find_model("four_bar");
   ASSERT_NE(info, nullptr);
-  // The numbers listed in MODELS.md (15 significant digits).
+  // The numbers listed in docs/MODELS.md (15 significant digits).
   const double q0[9] = {0.25,
                         0.433012701892219,
                         1.0471975511966,

@@ -1,5 +1,5 @@
-// friction_ring (MODELS.md sec. 11): bead on a vertical ring with Coulomb friction, a non-ideal
-// constraint.
+// friction_ring (docs/MODELS.md sec. 11): bead on a vertical ring with Coulomb friction, a
+// non-ideal constraint.
 #include "kernels/models/friction_ring.hpp"
 
 #include <gtest/gtest.h>
@@ -180,7 +180,7 @@ TEST(FrictionRingModel, AngleFollowsScalarEquationAndEnergyDecreases) {
       th_end, y[0], e_rise, stick_time, r.residual_at(0, 0));
   EXPECT_LT(th_dev, 1e-7);
   EXPECT_LT(thd_dev, 1e-6);
-  // MODELS.md: th(10) = -1.585814 (6 decimals given; the integration error is far below 1e-7).
+  // docs/MODELS.md: th(10) = -1.585814 (6 decimals given; the integration error is far below 1e-7).
   EXPECT_NEAR(th_end, -1.585814, 1e-6);
   EXPECT_NEAR(y[0], -1.585814, 1e-6);
   // Energy never increases (beyond the integration tolerance).

@@ -1,4 +1,4 @@
-// moving_support_pendulum (MODELS.md sec. 14): pendulum whose support oscillates horizontally.
+// moving_support_pendulum (docs/MODELS.md sec. 14): pendulum whose support oscillates horizontally.
 #include "kernels/models/moving_support_pendulum.hpp"
 
 #include <gtest/gtest.h>

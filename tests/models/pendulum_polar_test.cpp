@@ -1,4 +1,4 @@
-// pendulum_polar (MODELS.md sec. 7): planar pendulum in polar coordinates, rod as r = L.
+// pendulum_polar (docs/MODELS.md sec. 7): planar pendulum in polar coordinates, rod as r = L.
 #include "kernels/models/pendulum_polar.hpp"
 
 #include <gtest/gtest.h>

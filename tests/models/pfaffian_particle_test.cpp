@@ -1,4 +1,4 @@
-// pfaffian_particle (MODELS.md sec. 13): particle with a nonholonomic Pfaffian constraint.
+// pfaffian_particle (docs/MODELS.md sec. 13): particle with a nonholonomic Pfaffian constraint.
 #include "kernels/models/pfaffian_particle.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// projectile_polar (MODELS.md sec. 12): unconstrained particle in polar coordinates.
+// projectile_polar (docs/MODELS.md sec. 12): unconstrained particle in polar coordinates.
 #include "kernels/models/projectile_polar.hpp"
 
 #include <gtest/gtest.h>

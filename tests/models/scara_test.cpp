@@ -1,4 +1,4 @@
-// scara (MODELS.md sec. 6): SCARA robot following a helix, Baumgarte-stabilized constraints.
+// scara (docs/MODELS.md sec. 6): SCARA robot following a helix, Baumgarte-stabilized constraints.
 #include "kernels/models/scara.hpp"
 
 #include <gtest/gtest.h>
@@ -21,14 +21,14 @@ using namespace ukes::testing;
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kDeg = kPi / 180;
 
-// MODELS.md defaults, in order: m1, m2, m3, m4, l0, l1, l2, r1, r2, Iz1, Iz2, Iz3, Iz4, g, xc, yc,
-// R, Omega, vz, psi0. The catalogue metadata (names, defaults, t_end, gains) is asserted in
+// docs/MODELS.md defaults, in order: m1, m2, m3, m4, l0, l1, l2, r1, r2, Iz1, Iz2, Iz3, Iz4, g, xc,
+// yc, R, Omega, vz, psi0. The catalogue metadata (names, defaults, t_end, gains) is asserted in
 // tests/catalogue.
 const std::vector<double> kValues = {20,  15,    15,   0.5,       0,    0.2,    0.25,
                                      0.1, 0.125, 0.27, 0.31,      0.02, 0.0001, 9.81,
                                      0,   0.35,  0.05, 0.4 * kPi, 0.02, 0};
 
-// MODELS.md: phi(0) and phid(0) of the paper's initial condition (6 decimals).
+// docs/MODELS.md: phi(0) and phid(0) of the paper's initial condition (6 decimals).
 const std::array<double, 4> kPhi0 = {-0.349049, -0.205006, 1.902409, 0};
 const std::array<double, 4> kPhid0 = {-0.032220, 0.054776, 0.0001, -0.0005};
 

@@ -1,4 +1,5 @@
-// slider_crank (MODELS.md sec. 8): crank, connecting rod and slider in coordinates (th, ph, x).
+// slider_crank (docs/MODELS.md sec. 8): crank, connecting rod and slider in coordinates (th, ph,
+// x).
 #include "kernels/models/slider_crank.hpp"
 
 #include <gtest/gtest.h>
@@ -40,7 +41,7 @@ TEST(SliderCrankModel, DefaultInitialConditionFromGeometry) {
   const double phd = (r0 * J[1][2] - J[0][2] * r1) / det;
   const double xd = (J[0][1] * r1 - r0 * J[1][1]) / det;
 
-  // The listed catalogue numbers (MODELS.md).
+  // The listed catalogue numbers (docs/MODELS.md).
   const double q0[] = {0.523598775598299, 0.167448079219689, 0.382406529533425};
   const double qd0[] = {10, 2.9277002188456, -0.64638501094228};
   EXPECT_NEAR(th, q0[0], 1e-14);

@@ -1,4 +1,4 @@
-// spiral (MODELS.md sec. 1): particle on a logarithmic spiral, rheonomic angle schedule.
+// spiral (docs/MODELS.md sec. 1): particle on a logarithmic spiral, rheonomic angle schedule.
 #include "kernels/models/spiral.hpp"
 
 #include <gtest/gtest.h>

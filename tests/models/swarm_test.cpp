@@ -1,4 +1,4 @@
-// swarm (MODELS.md sec. 2): five mobile robots with an interaction (servo) constraint.
+// swarm (docs/MODELS.md sec. 2): five mobile robots with an interaction (servo) constraint.
 #include "kernels/models/swarm.hpp"
 
 #include <gtest/gtest.h>

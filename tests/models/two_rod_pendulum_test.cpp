@@ -1,4 +1,4 @@
-// two_rod_pendulum (MODELS.md sec. 5): bob held by two rods, out-of-plane motion.
+// two_rod_pendulum (docs/MODELS.md sec. 5): bob held by two rods, out-of-plane motion.
 #include "kernels/models/two_rod_pendulum.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Run-spec parsing: defaults of the RUNSPEC contract, batches built from params / systems / sweeps,
-// and every invalid field reported as a SpecError naming that field.
+// Run-spec parsing: defaults of the docs/RUNSPEC.md contract, batches built from params / systems /
+// sweeps, and every invalid field reported as a SpecError naming that field.
 #include "service/runspec/run_spec.hpp"
 
 #include <gtest/gtest.h>
@@ -43,7 +43,7 @@ TEST(RunSpecDefaults, DuffingMinimalSpec) {
   const RunSpec s = parse(R"({"model": "duffing"})");
   ASSERT_NE(s.model, nullptr);
   EXPECT_EQ(s.model->name, "duffing");
-  // One system at the model's defaults (MODELS.md sec. 4).
+  // One system at the model's defaults (docs/MODELS.md sec. 4).
   ASSERT_EQ(s.batch.count, 1);
   EXPECT_EQ(s.batch.model, s.model);
   Batch b = s.batch;
@@ -54,7 +54,8 @@ TEST(RunSpecDefaults, DuffingMinimalSpec) {
   EXPECT_EQ(b.q(1, 0), 1.0);
   EXPECT_DOUBLE_EQ(b.qd(0, 0), 1.0 * kTwoPi + 2.0);  // x1d = A0 omega + 2
   EXPECT_EQ(b.qd(1, 0), 2.0);
-  // Integrator defaults (RUNSPEC): dopri5, t0 = 0, t_end = the model's (5), rtol = atol = 1e-9.
+  // Integrator defaults (docs/RUNSPEC.md): dopri5, t0 = 0, t_end = the model's (5), rtol = atol =
+  // 1e-9.
   const EnsembleSettings& e = s.settings;
   EXPECT_EQ(e.method, Method::kDopri5);
   EXPECT_EQ(e.t0, 0.0);
@@ -80,7 +81,7 @@ TEST(RunSpecDefaults, DuffingMinimalSpec) {
 }
 
 TEST(RunSpecDefaults, StabilizationAndEndTimeComeFromTheModel) {
-  // MODELS.md: scara alpha = 30, beta = 225, t_end = 10; swarm alpha = 5, t_end = 20;
+  // docs/MODELS.md: scara alpha = 30, beta = 225, t_end = 10; swarm alpha = 5, t_end = 20;
   // flexible_joint alpha = 2, t_end = 10.
   const RunSpec scara = parse(R"({"model": "scara"})");
   EXPECT_EQ(scara.settings.alpha, 30.0);

@@ -309,7 +309,7 @@ TEST(ConstraintForm, StabilizedRhs) {
   EXPECT_NE(bs[0], f.b[0]);
 }
 
-// Duffing's reference form (MODELS.md sec. 4): A = [1, -1],
+// Duffing's reference form (docs/MODELS.md sec. 4): A = [1, -1],
 // b = -A0 e^{-alpha t} (omega^2 sin wt + 2 omega alpha cos wt - alpha^2 sin wt).
 TEST(ConstraintForm, DuffingReference) {
   using D = models::Duffing;

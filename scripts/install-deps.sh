@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ukes builds, tests and runs with. Idempotent: does nothing when
 # everything is present. libssl-dev and zlib1g-dev are deliberately not named (gRPC pulls them;
-# naming them would upgrade openssl).
+# naming them would upgrade openssl). clang and libclang-rt-14-dev (libFuzzer and the sanitizer
+# runtimes: only a recommendation of clang's packages) build the fuzz targets of scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc grpc-proto
   libgtest-dev libbenchmark-dev libhdf5-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
   python3-grpcio python3-protobuf python3-numpy python3-h5py
+  clang libclang-rt-14-dev
 )
 
 missing=()

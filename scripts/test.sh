@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds ukes and runs the whole test suite: the README's test command and what CI runs.
+# Builds ukes, runs each libFuzzer target for UKES_FUZZ_SECONDS (default 15), then the whole test
+# suite: the README's test command and what CI runs. ctest comes last so that its summary closes
+# the output.
 # Usage: scripts/test.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +12,6 @@ jobs="$(nproc)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_BUILD_TESTS=ON \
   -DUKES_BUILD_BENCHMARKS=ON
 cmake --build "$build" -j "$jobs"
+# The libFuzzer targets, briefly (their own clang build in build-fuzz; see tests/fuzz/README.md).
+scripts/fuzz.sh "${UKES_FUZZ_SECONDS:-15}"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

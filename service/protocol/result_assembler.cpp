@@ -1,5 +1,8 @@
 #include "service/protocol/result_assembler.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -15,6 +18,41 @@ namespace {
   throw std::runtime_error("result chunk " + std::to_string(sequence) + ": " + why);
 }
 
+std::int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<std::int64_t>::max();
+  const long double bytes = static_cast<long double>(pages) * static_cast<long double>(page);
+  return bytes >= static_cast<long double>(std::numeric_limits<std::int64_t>::max())
+             ? std::numeric_limits<std::int64_t>::max()
+             : static_cast<std::int64_t>(bytes);
+}
+
+// Bytes held per system of `m` while a header is rebuilt and afterwards (an upper estimate):
+// the batch's parameters and initial conditions with the defaults computed beside them, the
+// results of BatchResults::allocate, and trajectory ids ("all") in the spec and the header.
+std::int64_t bytes_per_system(const ModelInfo& m) {
+  const std::int64_t n = m.n, params = static_cast<std::int64_t>(m.params.size());
+  const std::int64_t inputs = 8 * (params + 4 * n);
+  const std::int64_t results = 8 * (2 * n + m.residual_slots() + 5) + 4 + 4;  // + status, slot
+  return inputs + results + 8;
+}
+
+// The catalogue model a spec document names, or null (parse_run_spec then refuses it before it
+// allocates anything).
+const ModelInfo* model_of(const nlohmann::json& doc) {
+  if (!doc.is_object()) return nullptr;
+  const auto it = doc.find("model");
+  if (it == doc.end() || !it->is_string()) return nullptr;
+  return find_model(it->get<std::string>());
+}
+
+// Whether size == a * b * c, without overflow.
+bool is_product(std::size_t size, std::size_t a, std::size_t b, std::size_t c) {
+  if (a == 0 || b == 0 || c == 0) return size == 0;
+  return size % a == 0 && (size / a) % b == 0 && size / a / b == c;
+}
+
 // Copies samples of one field from a chunk laid out [system][sample][component].
 void copy_samples(const google::protobuf::RepeatedField<double>& src, std::size_t src_offset,
                   std::vector<double>& dst, std::size_t dst_offset, std::size_t len) {
@@ -25,6 +63,11 @@ void copy_samples(const google::protobuf::RepeatedField<double>& src, std::size_
 
 }  // namespace
 
+ResultAssembler::ResultAssembler() : ResultAssembler(physical_memory_bytes()) {}
+
+ResultAssembler::ResultAssembler(std::int64_t max_result_bytes)
+    : max_result_bytes_(std::max<std::int64_t>(0, max_result_bytes)) {}
+
 void ResultAssembler::add(const v1::StreamJobResultsResponse& chunk) {
   if (finished_) bad_chunk(chunk.sequence(), "arrived after the end of the job");
   if (chunk.sequence() != last_sequence_ + 1)
@@ -33,7 +76,11 @@ void ResultAssembler::add(const v1::StreamJobResultsResponse& chunk) {
   switch (chunk.payload_case()) {
     case v1::StreamJobResultsResponse::kHeader:
       if (has_header()) bad_chunk(chunk.sequence(), "a second header");
-      on_header(chunk.header());
+      try {
+        on_header(chunk.header());
+      } catch (const std::runtime_error& e) {
+        bad_chunk(chunk.sequence(), e.what());
+      }
       break;
     case v1::StreamJobResultsResponse::kProgress:
       progress_ = chunk.progress();
@@ -69,16 +116,50 @@ void ResultAssembler::add(const v1::StreamJobResultsResponse& chunk) {
 }
 
 void ResultAssembler::on_header(const v1::JobHeader& h) {
-  header_ = h;
-  // The server validated the spec against its own limits; here it only has to be rebuilt.
+  // The header is checked in full before anything is kept or allocated from it: the buffers it
+  // asks for must fit max_result_bytes_.
+  if (h.count() < 1)
+    throw std::runtime_error("header: count must be at least 1, got " + std::to_string(h.count()));
+  const nlohmann::json doc = parse_spec_text(h.spec_json());
+  // The server validated the spec against its own limits; here it only has to be rebuilt, within
+  // the systems the header announces and the memory this assembler may use. parse_run_spec checks
+  // both limits before it builds the batch.
   ParseOptions options;
   options.gpu_available = true;
-  options.limits.max_systems = std::numeric_limits<std::int32_t>::max();
+  options.limits.max_systems = h.count();
   options.limits.max_samples = std::numeric_limits<std::int32_t>::max();
-  options.limits.max_trajectory_bytes = std::numeric_limits<std::int64_t>::max();
-  RunSpec spec = parse_run_spec(parse_spec_text(h.spec_json()), options);
+  options.limits.max_trajectory_bytes = max_result_bytes_;
+  if (const ModelInfo* m = model_of(doc)) {
+    const std::int64_t per_system = bytes_per_system(*m);
+    if (h.count() > max_result_bytes_ / per_system)
+      throw std::runtime_error("header: " + std::to_string(h.count()) + " systems of " + m->name +
+                               " need about " + std::to_string(h.count() * per_system) +
+                               " bytes, over this client's limit of " +
+                               std::to_string(max_result_bytes_));
+  }
+  RunSpec spec;
+  try {
+    spec = parse_run_spec(doc, options);
+  } catch (const LimitError& e) {
+    throw std::runtime_error("header: the spec does not fit the header's count of " +
+                             std::to_string(h.count()) + " systems or this client's limit of " +
+                             std::to_string(max_result_bytes_) + " bytes: " + e.what());
+  }
   if (spec.batch.count != h.count()) throw std::runtime_error("header: count does not match spec");
+  // The recorded systems are the spec's (the server sends spec.output.trajectory_ids).
   const std::vector<std::int32_t> ids(h.trajectory_ids().begin(), h.trajectory_ids().end());
+  if (ids != spec.output.trajectory_ids)
+    throw std::runtime_error("header: trajectory ids do not match the spec's " +
+                             std::to_string(spec.output.trajectory_ids.size()) +
+                             " recorded systems");
+  const std::int64_t bytes =
+      trajectory_bytes(*spec.model, static_cast<std::int64_t>(ids.size()), spec.settings.samples);
+  if (bytes > max_result_bytes_ - h.count() * bytes_per_system(*spec.model))
+    throw std::runtime_error("header: " + std::to_string(ids.size()) + " trajectories of " +
+                             std::to_string(spec.settings.samples) + " samples need " +
+                             std::to_string(bytes) + " bytes, over this client's limit of " +
+                             std::to_string(max_result_bytes_));
+  header_ = h;
   outcome_.results.allocate(spec.batch, spec.settings.samples, ids);
   outcome_.results.backend = h.backend();
   outcome_.backend = h.backend();
@@ -90,7 +171,7 @@ void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
   BatchResults& r = outcome_.results;
   const int n = r.n, slots = r.residual_slots;
   const auto c = static_cast<std::size_t>(s.count());
-  if (s.first_id() < 0 || s.count() < 0 || s.first_id() + s.count() > r.count)
+  if (s.first_id() < 0 || s.count() < 0 || std::int64_t{s.first_id()} + s.count() > r.count)
     throw std::runtime_error("summaries outside the batch");
   if (static_cast<std::size_t>(s.status_size()) != c || static_cast<std::size_t>(s.t_size()) != c ||
       static_cast<std::size_t>(s.q_size()) != c * n ||
@@ -124,12 +205,14 @@ void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
 void ResultAssembler::on_trajectory(const v1::TrajectoryChunk& c) {
   BatchResults& r = outcome_.results;
   const int n = r.n, slots = r.residual_slots, K = r.samples;
-  if (c.sample_begin() < 0 || c.sample_count() < 0 || c.sample_begin() + c.sample_count() > K)
+  if (c.sample_begin() < 0 || c.sample_count() < 0 ||
+      std::int64_t{c.sample_begin()} + c.sample_count() > K)
     throw std::runtime_error("trajectory samples outside 0.." + std::to_string(K - 1));
   const auto systems = static_cast<std::size_t>(c.system_ids_size());
   const auto len = static_cast<std::size_t>(c.sample_count());
   const auto check = [&](int size, int width, const char* field) {
-    if (size != 0 && static_cast<std::size_t>(size) != systems * len * width)
+    if (size != 0 &&
+        !is_product(static_cast<std::size_t>(size), systems, len, static_cast<std::size_t>(width)))
       throw std::runtime_error(std::string("trajectory field ") + field + " has the wrong size");
   };
   check(c.q_size(), n, "q");

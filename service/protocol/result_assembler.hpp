@@ -13,8 +13,17 @@ namespace ukes {
 
 class ResultAssembler {
  public:
+  // The header announces how many systems, samples and trajectories follow, and the assembler
+  // allocates their buffers up front: `max_result_bytes` bounds that memory (the systems' inputs
+  // and results and the recorded trajectories); a header that needs more is refused. The default
+  // is this machine's physical memory, so that a header no client could hold is refused with a
+  // clear error rather than by std::bad_alloc or the OOM killer.
+  ResultAssembler();
+  explicit ResultAssembler(std::int64_t max_result_bytes);
+
   // Feeds the next chunk. Throws std::runtime_error when it is out of order (its sequence is not
-  // last_sequence() + 1) or does not fit the header.
+  // last_sequence() + 1) or does not fit the header, and when the header is inconsistent or needs
+  // more than max_result_bytes.
   void add(const v1::StreamJobResultsResponse& chunk);
 
   std::int64_t last_sequence() const { return last_sequence_; }
@@ -37,6 +46,7 @@ class ResultAssembler {
   void on_summaries(const v1::SystemSummaries& s);
   void on_trajectory(const v1::TrajectoryChunk& c);
 
+  std::int64_t max_result_bytes_;
   std::int64_t last_sequence_ = 0;
   bool finished_ = false;
   bool has_statistics_ = false;

@@ -1,0 +1,2 @@
+
+no_such_model

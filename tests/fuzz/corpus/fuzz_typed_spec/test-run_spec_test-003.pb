@@ -1,0 +1,2 @@
+
+flexible_joint

@@ -1,0 +1,3 @@
+
+duffing"
+halton

@@ -1,0 +1,3 @@
+
+duffing2
+euler

@@ -1,0 +1,2 @@
+
+duffingBfp16

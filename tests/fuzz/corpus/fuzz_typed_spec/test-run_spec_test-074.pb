@@ -1,0 +1,2 @@
+
+duffingJtpu

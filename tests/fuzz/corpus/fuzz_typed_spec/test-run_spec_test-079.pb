@@ -1,0 +1,2 @@
+
+duffingR	first:x

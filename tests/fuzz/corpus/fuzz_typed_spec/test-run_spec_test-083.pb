@@ -1,0 +1,2 @@
+
+duffingR"q"velocity

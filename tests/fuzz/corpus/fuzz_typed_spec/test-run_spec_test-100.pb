@@ -1,0 +1,2 @@
+
+duffingJcpu

@@ -1,0 +1,2 @@
+
+duffingbblock

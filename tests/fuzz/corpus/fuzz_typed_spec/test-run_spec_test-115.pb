@@ -1,0 +1,2 @@
+
+duffing"R2first:1

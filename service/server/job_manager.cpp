@@ -1,11 +1,13 @@
 #include "service/server/job_manager.hpp"
 
 #include <stdlib.h>
+#include <sys/random.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <random>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
@@ -94,11 +96,24 @@ JobManager::JobManager(ServerOptions options)
 
 JobManager::~JobManager() { shutdown(); }
 
+// 128 bits from the kernel's random source: an id is a capability (whoever knows it can read and
+// cancel the job), so it must not follow from earlier ones, as mt19937_64's outputs did.
 std::string JobManager::new_job_id() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "j-%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t r = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(r);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "j-";
+  for (const unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 0xf];
+  }
+  return id;
 }
 
 std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {

@@ -91,6 +91,8 @@ void print_server_info(const std::string& server, const v1::GetServerInfoRespons
               static_cast<long long>(info.max_systems()),
               static_cast<long long>(info.max_samples()),
               static_cast<double>(info.max_trajectory_bytes()) / (1024.0 * 1024.0));
+  std::printf("memory budget: %.6g MiB (results in memory and running jobs' working memory)\n",
+              static_cast<double>(info.memory_budget_bytes()) / (1024.0 * 1024.0));
   std::printf("jobs: %d running (at most %d), %d queued (at most %d)\n", info.running_jobs(),
               info.max_concurrent_jobs(), info.queued_jobs(), info.max_queued_jobs());
 }

@@ -282,6 +282,7 @@ grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
   response.set_max_systems(o.limits.max_systems);
   response.set_max_samples(o.limits.max_samples);
   response.set_max_trajectory_bytes(o.limits.max_trajectory_bytes);
+  response.set_memory_budget_bytes(o.memory_budget_bytes);
   response.set_queued_jobs(jobs_.queued_jobs());
   response.set_running_jobs(jobs_.running_jobs());
   return grpc::Status::OK;

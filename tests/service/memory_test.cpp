@@ -79,6 +79,12 @@ void expect_exhausted(Stub& stub, const std::string& spec, const std::string& fi
 }
 
 TEST_F(SmallBudgetTest, JobsBeyondTheBudgetAreRefusedUpFront) {
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(stub_->GetServerInfo(&context, v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(info.memory_budget_bytes(), std::int64_t{32} << 20);
+
   // 10^6 Duffing systems' final values alone take about 100 MB.
   expect_exhausted(*stub_, R"({"model": "duffing", "sweep": {"count": 1000000}})", "sweep.count");
   // One trajectory of 10^6 samples of 8 fields: 64 MB.

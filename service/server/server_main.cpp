@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-concurrent-jobs", o.max_concurrent_jobs, "Jobs running at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app.add_option("--max-streams", o.max_streams,
+                 "Result streams open at once (each may hold one chunk of about 1 MiB)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--max-queued-jobs", o.max_queued_jobs, "Jobs waiting at most")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -19,6 +19,9 @@ struct ServerOptions {
   std::int64_t max_request_bytes = std::int64_t{256} << 20;
   int max_concurrent_jobs = 2;
   int max_queued_jobs = 64;
+  // Result streams open at once: each holds up to one chunk (at most about 1 MiB) while a client
+  // reads it, outside the memory budget.
+  int max_streams = 64;
   int threads = 0;  // CPU threads per running job; <= 0: one per hardware thread
   // auto: the GPU when one is usable, else the CPU; cpu: always the CPU; gpu: the GPU or refuse
   // to start.

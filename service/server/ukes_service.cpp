@@ -70,10 +70,10 @@ class ErrorStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
                            public std::enable_shared_from_this<ResultStream> {
  public:
-  static ResultStream* start(std::shared_ptr<Job> job, std::int64_t resume_after,
-                             std::string peer) {
+  static ResultStream* start(std::shared_ptr<Job> job, std::int64_t resume_after, std::string peer,
+                             std::unique_ptr<StreamLimit::Slot> slot) {
     std::shared_ptr<ResultStream> stream(
-        new ResultStream(std::move(job), resume_after, std::move(peer)));
+        new ResultStream(std::move(job), resume_after, std::move(peer), std::move(slot)));
     stream->self_ = stream;
     std::weak_ptr<ResultStream> weak = stream;
     stream->token_ = stream->job_->subscribe([weak] {
@@ -110,8 +110,13 @@ class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
   }
 
  private:
-  ResultStream(std::shared_ptr<Job> job, std::int64_t resume_after, std::string peer)
-      : job_(std::move(job)), peer_(std::move(peer)), first_(resume_after + 1), next_(first_) {}
+  ResultStream(std::shared_ptr<Job> job, std::int64_t resume_after, std::string peer,
+               std::unique_ptr<StreamLimit::Slot> slot)
+      : job_(std::move(job)),
+        peer_(std::move(peer)),
+        slot_(std::move(slot)),
+        first_(resume_after + 1),
+        next_(first_) {}
 
   void pump() {
     const auto keep = shared_from_this();
@@ -171,6 +176,7 @@ class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
 
   const std::shared_ptr<Job> job_;
   const std::string peer_;
+  const std::unique_ptr<StreamLimit::Slot> slot_;  // given back when the stream is freed
   const std::int64_t first_;
   std::shared_ptr<ResultStream> self_;  // released by OnDone
   std::int64_t token_ = 0;
@@ -182,6 +188,27 @@ class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
 };
 
 }  // namespace
+
+std::unique_ptr<StreamLimit::Slot> StreamLimit::try_acquire() {
+  if (open_.fetch_add(1) >= limit_) {
+    open_.fetch_sub(1);
+    return nullptr;
+  }
+  return std::make_unique<Slot>(*this);
+}
+
+std::unique_ptr<StreamLimit::Slot> UkesService::stream_slot(grpc::CallbackServerContext* context,
+                                                            grpc::Status* error) {
+  auto slot = streams_.try_acquire();
+  if (!slot) {
+    // Clients wait a full stream table out as they wait out a full queue.
+    context->AddTrailingMetadata(kRetryAfterMetadataKey, "1");
+    *error = {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "streams: " + std::to_string(streams_.limit()) +
+                  " result streams are open, the server's limit (--max-streams)"};
+  }
+  return slot;
+}
 
 grpc::Status UkesService::find(const std::string& job_id, std::shared_ptr<Job>* job) const {
   if (job_id.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "job_id: must not be empty"};
@@ -307,6 +334,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::StreamJobResults(
   grpc::Status s = parse_request(*bytes, request);
   if (s.ok()) s = find(request.job_id(), &job);
   if (!s.ok()) return new ErrorStream(s);
+  auto slot = stream_slot(context, &s);
+  if (!slot) return new ErrorStream(s);
   if (request.resume_after() < 0)
     return new ErrorStream({grpc::StatusCode::INVALID_ARGUMENT, "resume_after: must be >= 0"});
   // The log of an ended job is complete: resuming past its end is a client error.
@@ -314,7 +343,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::StreamJobResults(
     return new ErrorStream(
         {grpc::StatusCode::OUT_OF_RANGE,
          "resume_after: the job has only " + std::to_string(job->log().size()) + " chunks"});
-  return ResultStream::start(std::move(job), request.resume_after(), context->peer());
+  return ResultStream::start(std::move(job), request.resume_after(), context->peer(),
+                             std::move(slot));
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
@@ -322,9 +352,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
   v1::SimulateRequest request;
   std::shared_ptr<Job> job;
   grpc::Status s = parse_request(*bytes, request);
+  std::unique_ptr<StreamLimit::Slot> slot;
+  if (s.ok()) slot = stream_slot(context, &s);  // before the job exists: a refusal submits nothing
   if (s.ok()) s = submit(context, request.job(), &job);
   if (!s.ok()) return new ErrorStream(s);
-  return ResultStream::start(std::move(job), 0, context->peer());
+  return ResultStream::start(std::move(job), 0, context->peer(), std::move(slot));
 }
 
 grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const v1::GetJobRequest& request,

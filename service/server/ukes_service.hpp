@@ -3,6 +3,9 @@
 // completed, so a slow client costs the server one chunk of buffering, never more.
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include "service/server/job_manager.hpp"
 #include "ukes/v1/ukes.grpc.pb.h"
 
@@ -30,9 +33,33 @@ using RawUkesService = v1::UkesService::WithRawCallbackMethod_ListModels<
                             v1::UkesService::WithRawCallbackMethod_CancelJob<
                                 v1::UkesService::Service>>>>>>>>;
 
+// Counts open result streams against ServerOptions::max_streams.
+class StreamLimit {
+ public:
+  explicit StreamLimit(int limit) : limit_(limit) {}
+  // Held by a stream while it is open.
+  class Slot {
+   public:
+    explicit Slot(StreamLimit& owner) : owner_(owner) {}
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    ~Slot() { owner_.open_.fetch_sub(1); }
+
+   private:
+    StreamLimit& owner_;
+  };
+  // A slot, or null when `limit` streams are open.
+  std::unique_ptr<Slot> try_acquire();
+  int limit() const { return limit_; }
+
+ private:
+  const int limit_;
+  std::atomic<int> open_{0};
+};
+
 class UkesService final : public RawUkesService {
  public:
-  explicit UkesService(JobManager& jobs) : jobs_(jobs) {}
+  explicit UkesService(JobManager& jobs) : jobs_(jobs), streams_(jobs.options().max_streams) {}
 
 #define UKES_DECLARE_RAW_UNARY(Method, handler)                                                 \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* context,                        \
@@ -65,8 +92,12 @@ class UkesService final : public RawUkesService {
   grpc::Status submit(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
                       std::shared_ptr<Job>* job);
   grpc::Status find(const std::string& job_id, std::shared_ptr<Job>* job) const;
+  // A slot for a new result stream, or null with RESOURCE_EXHAUSTED (and a retry hint) in *error.
+  std::unique_ptr<StreamLimit::Slot> stream_slot(grpc::CallbackServerContext* context,
+                                                 grpc::Status* error);
 
   JobManager& jobs_;
+  StreamLimit streams_;
 };
 
 }  // namespace ukes::server

@@ -159,5 +159,64 @@ TEST_F(SmallBudgetTest, PeakRssStaysWithinTheBudgetsFactor) {
   EXPECT_LT(peak - idle, budget * 5 / 2);
 }
 
+// Each open result stream may hold one chunk (about 1 MiB) outside the budget, so their number
+// is bounded: past --max-streams a stream is refused RESOURCE_EXHAUSTED with a retry hint (the
+// CLI waits it out), and Simulate submits nothing.
+class StreamLimitTest : public SharedServerTest<StreamLimitTest> {
+ public:
+  static std::vector<std::string> server_args() { return {"--max-streams", "2"}; }
+};
+
+TEST_F(StreamLimitTest, StreamsBeyondTheLimitAreRefusedUntilOneCloses) {
+  const std::string endless = submit_ok(*stub_, json_request(kEndlessSystemSpec));
+  v1::StreamJobResultsRequest request;
+  request.set_job_id(endless);
+  // Two streams that nobody reads.
+  grpc::ClientContext first, second;
+  auto first_reader = stub_->StreamJobResults(&first, request);
+  auto second_reader = stub_->StreamJobResults(&second, request);
+  Chunk header;
+  ASSERT_TRUE(first_reader->Read(&header));
+  ASSERT_TRUE(second_reader->Read(&header));
+
+  grpc::ClientContext third;
+  set_deadline(third);
+  auto third_reader = stub_->StreamJobResults(&third, request);
+  while (third_reader->Read(&header)) {
+  }
+  const grpc::Status refused = third_reader->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_EQ(refused.error_message().rfind("streams: ", 0), 0u) << refused.error_message();
+  EXPECT_EQ(third.GetServerTrailingMetadata().count(kRetryAfterMetadataKey), 1u);
+  const StreamResult simulated = simulate(*stub_, json_request(kEndlessSystemSpec));
+  EXPECT_EQ(simulated.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(simulated.chunks.empty());
+
+  // One closes: a new stream is served.
+  first.TryCancel();
+  while (first_reader->Read(&header)) {
+  }
+  first_reader->Finish();
+  bool served = false;
+  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+    grpc::ClientContext again;
+    set_deadline(again);
+    auto reader = stub_->StreamJobResults(&again, request);
+    served = reader->Read(&header);
+    again.TryCancel();
+    while (reader->Read(&header)) {
+    }
+    reader->Finish();
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(served);
+  v1::CancelJobResponse cancelled;
+  EXPECT_TRUE(cancel_job(*stub_, endless, &cancelled).ok());
+  second.TryCancel();
+  while (second_reader->Read(&header)) {
+  }
+  second_reader->Finish();
+}
+
 }  // namespace
 }  // namespace ukes::testing

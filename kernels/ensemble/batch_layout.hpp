@@ -18,7 +18,7 @@ enum class Status : int {
   kNonfinite = 2,
   kStepUnderflow = 3,
   kInconsistent = 4,  // the constraint set could not be met (rank loss, assembly failure)
-  kSingularMass = 5,  // M(q) stopped being positive definite
+  kSingularMass = 5,  // M(q) lost definiteness and [M; A] its full column rank
   kCancelled = 6,     // the run was stopped (cancel, deadline, shutdown) before this system ended
 };
 

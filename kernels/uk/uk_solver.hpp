@@ -80,13 +80,77 @@ UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& 
   }
 }
 
+// Whether M = L L^T is positive definite at working precision: every pivot L(j, j)^2 above
+// N eps max_j M(j, j). A positive semi-definite M (G G^T with G of low rank, say) often gets
+// through the factorization with pivots of rounding size, and then the solve divides by them.
+template <class T, int N>
+UKES_HD bool definite_at_working_precision(const Mat<T, N, N>& M, const Mat<T, N, N>& L) {
+  T largest = T(0), smallest_pivot = L(0, 0) * L(0, 0);
+  for (int j = 0; j < N; ++j) {
+    largest = max_of(largest, M(j, j));
+    smallest_pivot = min_of(smallest_pivot, L(j, j) * L(j, j));
+  }
+  return smallest_pivot > T(N) * Epsilon<T>::value * largest;
+}
+
+// Hands the prescribed force the ideal constraint force of the original mass when the solve runs
+// on the augmented one (uk_solve_semidefinite): the two differ by s A^T b.
+template <class T, int N, class NonIdeal>
+struct ShiftedNonIdeal {
+  static constexpr bool kActive = NonIdeal::kActive;
+  const NonIdeal& inner;
+  Vec<T, N> shift;
+  UKES_HD void operator()(const Vec<T, N>& Qc_ideal, Vec<T, N>& C) const {
+    inner(Qc_ideal - shift, C);
+  }
+};
+
+// M only positive semi-definite (a massless coordinate; Udwadia & Phohomsiri, Proc. R. Soc. A
+// 462, 2006): while [M; A] has full column rank the constrained acceleration is still unique.
+// The ideal constraint force M qdd - Q lies in range(A^T) and A qdd = b, so adding s A^T A qdd =
+// s A^T b to the equation of motion gives (M + s A^T A) qdd = Q + A^T (lambda + s b): the same UK
+// problem for the mass M + s A^T A, positive definite exactly when [M; A] has full column rank
+// (s > 0 only balances the units). Called only where M is not definite at working precision, so
+// the positive definite path keeps its rounding; kept out of line, off that path's registers.
+template <class T, int N, int M, class NonIdeal>
+UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
+    const Mat<T, N, N>& mass, const Vec<T, N>& Q, const Mat<T, M, N>& A, const Vec<T, M>& b,
+    const NonIdeal& nonideal, T rank_rtol) {
+  if constexpr (M == 0) {
+    (void)mass, (void)Q, (void)A, (void)b, (void)nonideal, (void)rank_rtol;
+    return uk_mass_failure<T, N>();
+  } else {
+    const Mat<T, N, N> AtA = transpose(A) * A;
+    T mass_scale = T(0), rows_scale = T(0);
+    for (int j = 0; j < N; ++j) {
+      mass_scale = max_of(mass_scale, abs(mass(j, j)));
+      rows_scale = max_of(rows_scale, AtA(j, j));
+    }
+    const T s = mass_scale > T(0) && rows_scale > T(0) ? mass_scale / rows_scale : T(1);
+    Mat<T, N, N> augmented = mass;
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j) augmented(i, j) += s * AtA(i, j);
+    CholeskyFactor<T, N> L;
+    if (!cholesky(augmented, L)) return uk_mass_failure<T, N>();
+    UkSolution<T, N> sol;
+    sol.a = cholesky_solve(L, Q);  // the augmented system's: M^-1 Q does not exist
+    const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, s * transpose_times(A, b)};
+    const PseudoInverse<T, M, N> Bp(right_solve_lower_transpose(L, A), rank_rtol);
+    uk_finish(L, A, b, Bp, shifted, sol);
+    // The forces on the original mass: the total is M qdd - Q whatever the split.
+    sol.Qc_ideal = mass * sol.qdd - Q - sol.Qc_nonideal;
+    return sol;
+  }
+}
+
 template <class T, int N, int M, class NonIdeal>
 UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   const Mat<T, M, N>& A, const Vec<T, M>& b,
                                   const NonIdeal& nonideal,
                                   T rank_rtol = default_rank_rtol<T>(M, N)) {
   CholeskyFactor<T, N> L;
-  if (!cholesky(mass, L)) return uk_mass_failure<T, N>();
+  if (!cholesky(mass, L) || !definite_at_working_precision(mass, L.L))
+    return uk_solve_semidefinite(mass, Q, A, b, nonideal, rank_rtol);
   UkSolution<T, N> s;
   s.a = cholesky_solve(L, Q);
   if constexpr (M > 0) {

@@ -446,5 +446,129 @@ TEST(UkSolve, NonIdealBeadOnCircleClosedForm) {
   EXPECT_NEAR(s.Qc_nonideal[1], -mu * N * vy / u, 1e-12);
 }
 
+// ------------------------------------------------------------------ singular mass matrices
+// M only positive semi-definite: the KKT matrix [[M, A^T], [A, 0]] is still nonsingular while
+// [M; A] has full column rank and A full row rank, so it stays an independent reference.
+
+// Random positive semi-definite n x n matrices of rank n - m, and m x n rows that complete them:
+// the UK solution must equal the KKT one, forces included.
+template <int N, int Mr>
+void check_semidefinite_mass(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 20; ++trial) {
+    const MatrixXd G = gaussian(N, N - Mr, rng);
+    const MatrixXd Me = G * G.transpose();  // rank N - Mr
+    const MatrixXd Ae = gaussian(Mr, N, rng);
+    MatrixXd stacked(N + Mr, N);
+    stacked << Me, Ae;
+    ASSERT_EQ(Eigen::FullPivLU<MatrixXd>(stacked).rank(), N);
+    const VectorXd Qe = gaussian(N, 1, rng), be = gaussian(Mr, 1, rng);
+    const Kkt ref = kkt_solve(Me, Qe, Ae, be);
+    const auto s =
+        uk_solve(from_eigen<double, N, N>(Me), to_vec<double, N>(Qe), from_eigen<double, Mr, N>(Ae),
+                 to_vec<double, Mr>(be), NoNonIdealForce{});
+    ASSERT_TRUE(s.mass_ok) << "trial " << trial;
+    const double cond = Eigen::JacobiSVD<MatrixXd>(stacked).singularValues().maxCoeff() /
+                        Eigen::JacobiSVD<MatrixXd>(stacked).singularValues().minCoeff();
+    EXPECT_LE(rel(to_eigen(s.qdd), ref.qdd), 1e-13 * cond) << "trial " << trial;
+    EXPECT_LE(rel(to_eigen(s.Qc_ideal), ref.force), 1e-13 * cond) << "trial " << trial;
+    EXPECT_LE(s.inconsistency, 1e-12 * cond * std::max(1.0, be.norm())) << "trial " << trial;
+  }
+}
+
+TEST(UkSolveSingularMass, MatchesKktWhileMassAndRowsHaveFullRank) {
+  check_semidefinite_mass<3, 1>(11);
+  check_semidefinite_mass<4, 2>(12);
+  check_semidefinite_mass<6, 3>(13);
+}
+
+// A pendulum in Cartesian coordinates with its angle as a third, massless coordinate: q = (x, y,
+// th), M = diag(m, m, 0), rows x - l sin th = 0 and y + l cos th = 0. The reduced equation is
+// th'' = -(g / l) sin th, and x'', y'' follow by differentiating the rows twice.
+TEST(UkSolveSingularMass, MasslessCoordinateFollowsTheReducedEquation) {
+  const double m = 0.7, l = 1.3, g = 9.81;
+  Mat<double, 3, 3> M = Mat<double, 3, 3>::zero();
+  M(0, 0) = M(1, 1) = m;
+  Vec<double, 3> Q = Vec<double, 3>::zero();
+  Q[1] = -m * g;
+  for (const double th : {-2.5, -0.4, 0.0, 0.3, 1.2, 3.0}) {
+    for (const double thd : {0.0, 1.7, -4.0}) {
+      const double s = std::sin(th), c = std::cos(th);
+      // phi = (x - l sin th, y + l cos th): A = [[1, 0, -l c], [0, 1, -l s]],
+      // b = -(d/dt A) qd = (-l s thd^2, l c thd^2).
+      Mat<double, 2, 3> A = Mat<double, 2, 3>::zero();
+      A(0, 0) = 1.0;
+      A(0, 2) = -l * c;
+      A(1, 1) = 1.0;
+      A(1, 2) = -l * s;
+      Vec<double, 2> b;
+      b[0] = -l * s * thd * thd;
+      b[1] = l * c * thd * thd;
+      const auto sol = uk_solve(M, Q, A, b, NoNonIdealForce{});
+      ASSERT_TRUE(sol.mass_ok) << th;
+      const double thdd = -(g / l) * s;
+      EXPECT_NEAR(sol.qdd[2], thdd, 1e-12) << th << " " << thd;
+      EXPECT_NEAR(sol.qdd[0], l * (c * thdd - s * thd * thd), 1e-12) << th << " " << thd;
+      EXPECT_NEAR(sol.qdd[1], l * (s * thdd + c * thd * thd), 1e-12) << th << " " << thd;
+      // The rod's tension acts along it, and the massless coordinate feels no net force.
+      const Vec<double, 3> Qc = sol.Qc_ideal;
+      EXPECT_NEAR(Qc[0] * c + Qc[1] * s, 0.0, 1e-11) << "tension along the rod";
+      // th has no mass: the force on it balances, 0 = Q[2] + Qc[2].
+      EXPECT_NEAR(Qc[2], -Q[2], 1e-11);
+      EXPECT_LE(sol.inconsistency, 1e-12);
+    }
+  }
+}
+
+// FrictionLike that also records the ideal force it was given.
+template <class T, int N>
+struct RecordingFriction {
+  static constexpr bool kActive = true;
+  FrictionLike<T, N> law;
+  Vec<T, N>* seen;
+  void operator()(const Vec<T, N>& Qc_ideal, Vec<T, N>& C) const {
+    *seen = Qc_ideal;
+    law(Qc_ideal, C);
+  }
+};
+
+// The prescribed force of a non-ideal constraint gets the original mass's ideal force (friction
+// laws use it as the normal force), and the total equals the KKT solution for Q + C.
+TEST(UkSolveSingularMass, NonIdealForcesSeeTheOriginalIdealForce) {
+  std::mt19937_64 rng(21);
+  constexpr int n = 4, m = 2;
+  const MatrixXd G = gaussian(n, n - m, rng);
+  const MatrixXd Me = G * G.transpose();
+  const MatrixXd Ae = gaussian(m, n, rng);
+  const VectorXd Qe = gaussian(n, 1, rng), be = gaussian(m, 1, rng);
+  const Kkt ideal = kkt_solve(Me, Qe, Ae, be);
+  const Vec<double, n> v = to_vec<double, n>(gaussian(n, 1, rng));
+  Vec<double, n> seen = Vec<double, n>::zero();
+  const auto s =
+      uk_solve(from_eigen<double, n, n>(Me), to_vec<double, n>(Qe), from_eigen<double, m, n>(Ae),
+               to_vec<double, m>(be), RecordingFriction<double, n>{{0.3, v}, &seen});
+  ASSERT_TRUE(s.mass_ok);
+  EXPECT_LE(rel(to_eigen(seen), ideal.force), 1e-11);
+  Vec<double, n> C;
+  FrictionLike<double, n>{0.3, v}(seen, C);
+  const Kkt total = kkt_solve(Me, Qe + to_eigen(C), Ae, be);
+  EXPECT_LE(rel(to_eigen(s.qdd), total.qdd), 1e-11);
+  EXPECT_LE(rel(to_eigen(s.Qc_ideal + s.Qc_nonideal), total.force + to_eigen(C)), 1e-11);
+}
+
+// singular_mass stays the answer where [M; A] loses rank: a coordinate neither mass nor rows see.
+TEST(UkSolveSingularMass, AugmentedRankLossIsStillReported) {
+  Mat<double, 3, 3> M = Mat<double, 3, 3>::zero();
+  M(0, 0) = 1.0;
+  Mat<double, 1, 3> A = Mat<double, 1, 3>::zero();
+  A(0, 1) = 1.0;
+  const auto s = uk_solve(M, Vec<double, 3>::zero(), A, Vec<double, 1>::zero(), NoNonIdealForce{});
+  EXPECT_FALSE(s.mass_ok);
+  // No rows at all: a singular M has nothing to complete it.
+  const auto none =
+      uk_solve(M, Vec<double, 3>::zero(), Mat<double, 0, 3>{}, Vec<double, 0>{}, NoNonIdealForce{});
+  EXPECT_FALSE(none.mass_ok);
+}
+
 }  // namespace
 }  // namespace ukes

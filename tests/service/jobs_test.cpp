@@ -128,11 +128,6 @@ constexpr const char* kFewLongSystemsSpec = R"({"model": "pendulum_polar",
 
 TEST_F(JobsTest, TimeoutEndsAJobOfFewLongSystems) { expect_times_out(*stub_, kFewLongSystemsSpec); }
 
-// One system of 10^15 RK4 steps: hours of work that only a check inside the step loop can stop
-// (cancellation was once checked between systems only, and this job could not be stopped).
-constexpr const char* kEndlessSystemSpec = R"({"model": "duffing",
-  "integrator": {"method": "rk4", "dt": 1e-12, "max_steps": 1000000000000000}})";
-
 TEST_F(JobsTest, TimeoutEndsOneEndlessSystem) { expect_times_out(*stub_, kEndlessSystemSpec); }
 
 TEST_F(JobsTest, CancelStopsAJobOfFewLongSystemsPromptly) {

@@ -27,9 +27,6 @@ std::int64_t proc_status_bytes(pid_t pid, const std::string& field) {
   return -1;
 }
 
-constexpr const char* kEndlessSystemSpec = R"({"model": "duffing",
-  "integrator": {"method": "rk4", "dt": 1e-12, "max_steps": 1000000000000000}})";
-
 std::string ten_million_sweep(int seed) {
   return R"({"model": "duffing", "sweep": {"count": 10000000, "seed": )" + std::to_string(seed) +
          R"(, "vary": {"params.m1": {"uniform": [1.5, 2.5]}}}})";

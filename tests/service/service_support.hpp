@@ -92,6 +92,11 @@ inline v1::SubmitJobRequest typed_request(const v1::RunSpec& spec, double timeou
 }
 
 // A sweep of duffing systems that runs for many minutes: for cancellation, timeouts, full queues.
+// One system of 10^15 RK4 steps: hours of work that only a check inside the step loop can stop
+// (cancellation was once checked between systems only, and this job could not be stopped).
+inline constexpr const char* kEndlessSystemSpec = R"({"model": "duffing",
+  "integrator": {"method": "rk4", "dt": 1e-12, "max_steps": 1000000000000000}})";
+
 inline std::string long_sweep_spec(int count = 200000) {
   return R"({"model": "duffing",
              "sweep": {"count": )" +

@@ -94,7 +94,8 @@ void BM_UkAcceleration(benchmark::State& state) {
   const DefaultSystem<Model> sys;
   for (auto _ : state) {
     benchmark::DoNotOptimize(&sys);
-    const auto e = ukes::evaluate_dynamics<Model, double>(sys.q, sys.qd, 0.1, sys.p, sys.settings);
+    const auto e =
+        ukes::evaluate_dynamics<Model, double>(Model{}, sys.q, sys.qd, 0.1, sys.p, sys.settings);
     benchmark::DoNotOptimize(e.qdd);
   }
 }
@@ -111,7 +112,7 @@ struct FirstOrderRhs {
       q[j] = x[j];
       qd[j] = x[kN + j];
     }
-    const auto e = ukes::evaluate_dynamics<Model, double>(q, qd, t, sys.p, sys.settings);
+    const auto e = ukes::evaluate_dynamics<Model, double>(Model{}, q, qd, t, sys.p, sys.settings);
     for (int j = 0; j < kN; ++j) {
       dx[j] = qd[j];
       dx[kN + j] = e.qdd[j];

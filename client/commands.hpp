@@ -13,6 +13,9 @@ inline constexpr int kExitUsage = 2;    // bad command line or bad spec
 
 // `ukes models [--json]`
 int models_command(bool json);
+// `ukes models validate FILE [--json]`: kExitUsage (and the error, with its field and column) when
+// the definition is invalid.
+int validate_command(const std::string& path, bool json);
 
 struct RunOptions {
   std::string spec;        // path, or "-" for stdin

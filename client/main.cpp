@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
   bool models_json = false;
   CLI::App* models = app.add_subcommand("models", "List the built-in models");
   models->add_flag("--json", models_json, "Machine-readable output");
+  std::string definition_file;
+  CLI::App* validate = models->add_subcommand(
+      "validate", "Check a model definition file; print its sizes and A, b at its default state");
+  validate->add_option("FILE", definition_file, "Model definition (docs/MODEL_FORMAT.md)")
+      ->required();
+  validate->add_flag("--json", models_json, "Machine-readable output");
 
   RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "Run the ensemble a spec describes");
@@ -105,6 +111,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help, the version or the error
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (validate->parsed()) return validate_command(definition_file, models_json);
   if (models->parsed()) return models_command(models_json);
   if (run->parsed()) return run_command(run_options);
   if (submit->parsed()) return submit_command(submit_options);

@@ -1,5 +1,6 @@
 // `ukes models`: the catalogue as a table or as JSON.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -7,7 +8,8 @@
 #include <vector>
 
 #include "client/commands.hpp"
-#include "kernels/models/model_info.hpp"
+#include "kernels/models/derived_rows.hpp"
+#include "kernels/models/user/compiled_model.hpp"
 
 namespace ukes::cli {
 
@@ -49,7 +51,75 @@ nlohmann::json model_json(const ModelInfo& m) {
           {"source", m.source}};
 }
 
+void print_vector(const char* label, const std::vector<double>& v) {
+  std::printf("  %-6s [", label);
+  for (std::size_t k = 0; k < v.size(); ++k)
+    std::printf("%s%s", k ? ", " : "", number(v[k]).c_str());
+  std::printf("]\n");
+}
+
+void print_matrix(const char* label, const std::vector<double>& a, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    std::printf("  %-6s [", r == 0 ? label : "");
+    for (int c = 0; c < cols; ++c)
+      std::printf("%s%12s", c ? " " : "",
+                  number(a[static_cast<std::size_t>(r) * cols + c]).c_str());
+    std::printf("]\n");
+  }
+}
+
+nlohmann::json derived_json(const DerivedRows& d) {
+  return {{"A", d.A}, {"b", d.b}, {"value", d.value}, {"mass", d.mass}, {"force", d.force}};
+}
+
 }  // namespace
+
+int validate_command(const std::string& path, bool json) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    std::fprintf(stderr, "ukes: cannot read model file '%s'\n", path.c_str());
+    return kExitUsage;
+  }
+  std::shared_ptr<const ModelInfo> model;
+  try {
+    model = make_user_model_info(parse_user_model_text(text.str()));
+  } catch (const DefinitionError& e) {
+    std::fprintf(stderr, "ukes: %s: %s\n", path.c_str(), e.what());
+    return kExitUsage;
+  }
+  const ModelInfo& m = *model;
+  const DerivedRows d = derived_rows(m, m.q0, m.qd0, 0.0, m.default_params());
+  if (json) {
+    nlohmann::json j = model_json(m);
+    j["id"] = m.user->definition.content_id;
+    j["bucket"] = m.user->bucket;
+    j["at_default_state"] = derived_json(d);
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::printf("%s: valid model '%s' (%s)\n", path.c_str(), m.name.c_str(),
+              m.user->definition.content_id.c_str());
+  std::printf("  n = %d:", m.n);
+  for (const auto& c : m.coordinates) std::printf(" %s", c.c_str());
+  std::printf("\n  rows: %s; runs in the %d-coordinate bucket\n", rows_text(m).c_str(),
+              m.user->bucket);
+  std::printf("  parameters:");
+  for (const auto& p : m.params) std::printf(" %s=%s", p.name, number(p.value).c_str());
+  std::printf("\n  t_end = %s, Baumgarte alpha = %s, beta = %s\n", number(m.t_end).c_str(),
+              number(m.gains.alpha).c_str(), number(m.gains.beta).c_str());
+  std::printf("At the default state (t = 0):\n");
+  print_vector("q0", m.q0);
+  print_vector("qd0", m.qd0);
+  print_matrix("M", d.mass, d.n, d.n);
+  print_vector("Q", d.force);
+  if (d.rows > 0) {
+    print_vector("rows", d.value);
+    print_matrix("A", d.A, d.rows, d.n);
+    print_vector("b", d.b);
+  }
+  return kExitOk;
+}
 
 int models_command(bool json) {
   const auto& models = catalogue_info();

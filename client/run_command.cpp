@@ -1,6 +1,7 @@
 // `ukes run`: parse and validate a spec, run it in-process (or hand it to a server), print a
 // summary, write the files.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/engine.hpp"
 #include "service/results/atomic_file.hpp"
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "service/runspec/spec_text.hpp"
 
@@ -68,6 +70,44 @@ int apply_count(std::string& text, std::int64_t count) {
   return kExitOk;
 }
 
+// A spec's `model` may name a definition file (docs/MODEL_FORMAT.md), relative to the spec's
+// folder: the definition replaces the path, so the spec (and every result file that records it)
+// holds the model itself. Names of catalogue models and model ids are left as they are.
+int inline_model_file(std::string& text, const std::string& spec_path) {
+  nlohmann::json doc;
+  try {
+    doc = parse_spec_text(text);
+  } catch (const SpecError&) {
+    return kExitOk;  // parse_run_spec reports it
+  }
+  if (!doc.is_object() || !doc.contains("model") || !doc["model"].is_string()) return kExitOk;
+  const std::string model = doc["model"].get<std::string>();
+  const bool looks_like_path =
+      model.find('/') != std::string::npos ||
+      (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0);
+  if (!looks_like_path || is_model_id(model)) return kExitOk;
+  std::filesystem::path file(model);
+  if (file.is_relative() && spec_path != "-")
+    file = std::filesystem::path(spec_path).parent_path() / file;
+  std::string definition, error;
+  std::ifstream in(file, std::ios::binary);
+  if (!in || !read_bounded(in, "model file '" + file.string() + "'", definition, error)) {
+    std::fprintf(
+        stderr, "ukes: spec error: model: %s\n",
+        error.empty() ? ("cannot read model file '" + file.string() + "'").c_str() : error.c_str());
+    return kExitUsage;
+  }
+  try {
+    doc["model"] = parse_spec_text(definition);
+  } catch (const SpecError& e) {
+    std::fprintf(stderr, "ukes: spec error: model file '%s': %s\n", file.string().c_str(),
+                 e.what());
+    return kExitUsage;
+  }
+  text = doc.dump();
+  return kExitOk;
+}
+
 void note_no_trajectories(const RunSpec& spec, const std::string& h5) {
   if (!h5.empty() && spec.output.trajectory_ids.empty())
     std::fprintf(stderr,
@@ -96,7 +136,10 @@ int load_spec_text(const std::string& path, std::int64_t count, std::string& tex
     std::fprintf(stderr, "ukes: %s\n", error.c_str());
     return kExitUsage;
   }
-  return count > 0 ? apply_count(text, count) : kExitOk;
+  if (count > 0) {
+    if (const int rc = apply_count(text, count); rc != kExitOk) return rc;
+  }
+  return inline_model_file(text, path);
 }
 
 int run_command(const RunOptions& options) {

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 build="${UKES_FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(fuzz_run_spec fuzz_typed_spec fuzz_result_assembler)
+targets=(fuzz_run_spec fuzz_typed_spec fuzz_result_assembler fuzz_model_definition)
 
 scripts/install-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -41,6 +41,7 @@ for t in "${targets[@]}"; do
   dict=()
   case "$t" in  # spec keywords: JSON tokens for the text, the strings for the typed message
     fuzz_run_spec | fuzz_typed_spec) dict=(-dict=tests/fuzz/run_spec.dict) ;;
+    fuzz_model_definition) dict=(-dict=tests/fuzz/model_definition.dict) ;;
   esac
   echo "fuzz: $t for ${seconds} s on $(find "$corpus" -type f | wc -l) seeds" >&2
   log="$work/$t.log"

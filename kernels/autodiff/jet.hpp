@@ -13,8 +13,9 @@
 // so operations on them cost a few flops instead of N: activity analysis at run time, which the
 // compiler folds wherever the seeding is visible after inlining.
 //
-// Only the operations the catalogue's constraint functions use are provided; adding one is a
-// few lines of calculus (chain() below), checked by tests/autodiff against finite differences.
+// The operations of the model expression language (docs/MODEL_FORMAT.md) are all here; adding
+// one is a few lines of calculus (chain() and chain2() below), checked by tests/autodiff against
+// finite differences.
 #pragma once
 
 #include <type_traits>
@@ -147,6 +148,105 @@ UKES_HD UKES_INLINE Jet<T, N> sqrt(const Jet<T, N>& a) {
   return chain(a, r, d1, T(-2) * d1 * d1 * d1);
 }
 
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> tan(const Jet<T, N>& a) {
+  const T t = tan(a.c0), d1 = T(1) + t * t;
+  return chain(a, t, d1, T(2) * t * d1);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> asin(const Jet<T, N>& a) {
+  const T w = T(1) - a.c0 * a.c0, d1 = T(1) / sqrt(w);  // f'' = x / w^(3/2)
+  return chain(a, asin(a.c0), d1, a.c0 * d1 / w);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> acos(const Jet<T, N>& a) {
+  const T w = T(1) - a.c0 * a.c0, d1 = T(1) / sqrt(w);
+  return chain(a, acos(a.c0), -d1, -a.c0 * d1 / w);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> atan(const Jet<T, N>& a) {
+  const T d1 = T(1) / (T(1) + a.c0 * a.c0);
+  return chain(a, atan(a.c0), d1, T(-2) * a.c0 * d1 * d1);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> sinh(const Jet<T, N>& a) {
+  const T sh = sinh(a.c0);
+  return chain(a, sh, cosh(a.c0), sh);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> cosh(const Jet<T, N>& a) {
+  const T ch = cosh(a.c0);
+  return chain(a, ch, sinh(a.c0), ch);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> tanh(const Jet<T, N>& a) {
+  const T th = tanh(a.c0), d1 = T(1) - th * th;
+  return chain(a, th, d1, T(-2) * th * d1);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> log(const Jet<T, N>& a) {
+  const T d1 = T(1) / a.c0;
+  return chain(a, log(a.c0), d1, -d1 * d1);
+}
+
+// At a kink the derivative of the branch taken, with abs'(0) = 0: sign(0) = 0 (docs/
+// MODEL_FORMAT.md). A kink is where AD cannot know better; these make every run reproducible.
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> abs(const Jet<T, N>& a) {
+  if (a.c0 > T(0)) return a;
+  if (a.c0 < T(0)) return -a;
+  return Jet<T, N>(abs(a.c0));  // 0 (or NaN): no derivative
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> sign(const Jet<T, N>& a) {
+  return Jet<T, N>(sign(a.c0));
+}
+
+// f(a, b) with f(a.c0, b.c0) = f0, first partials fa, fb and second partials faa, fab, fbb.
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> chain2(const Jet<T, N>& a, const Jet<T, N>& b, T f0, T fa, T fb,
+                                     T faa, T fab, T fbb) {
+  Jet<T, N> r(f0, fa * a.c1 + fb * b.c1,
+              fa * a.c2 + fb * b.c2 +
+                  T(0.5) * (faa * a.c1 * a.c1 + T(2) * fab * a.c1 * b.c1 + fbb * b.c1 * b.c1));
+  combine_gradients(r, fa, a, fb, b);
+  return r;
+}
+
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> atan2(const Jet<T, N>& y, const Jet<T, N>& x) {
+  const T r2 = x.c0 * x.c0 + y.c0 * y.c0, inv = T(1) / r2, inv2 = inv * inv;
+  const T xy = x.c0 * y.c0;
+  // d/dy = x / r2, d/dx = -y / r2.
+  return chain2(y, x, atan2(y.c0, x.c0), x.c0 * inv, -y.c0 * inv, T(-2) * xy * inv2,
+                (y.c0 * y.c0 - x.c0 * x.c0) * inv2, T(2) * xy * inv2);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> hypot(const Jet<T, N>& a, const Jet<T, N>& b) {
+  const T h = hypot(a.c0, b.c0);
+  if (!(h > T(0))) return Jet<T, N>(h);  // the kink at the origin: no derivative
+  const T inv = T(1) / h, inv3 = inv * inv * inv;
+  return chain2(a, b, h, a.c0 * inv, b.c0 * inv, b.c0 * b.c0 * inv3, -a.c0 * b.c0 * inv3,
+                a.c0 * a.c0 * inv3);
+}
+// a^b: with a constant exponent the power rule (so x^2 at x = 0 has its derivative 0); otherwise
+// the derivatives of exp(b log a), defined for a > 0. The value is pow's either way, the number
+// the same expression gives in plain arithmetic.
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> pow(const Jet<T, N>& a, const Jet<T, N>& b) {
+  const T f0 = pow(a.c0, b.c0);
+  if (!b.varies && b.c1 == T(0) && b.c2 == T(0)) {
+    const T e = b.c0;
+    if (e == T(0)) return Jet<T, N>(f0);
+    const T f1 = e * pow(a.c0, e - T(1));
+    const T f2 = e == T(1) ? T(0) : e * (e - T(1)) * pow(a.c0, e - T(2));
+    return chain(a, f0, f1, f2);
+  }
+  const T ln = log(a.c0), below = pow(a.c0, b.c0 - T(1));  // a^(b-1)
+  return chain2(a, b, f0, b.c0 * below, f0 * ln, b.c0 * (b.c0 - T(1)) * below / a.c0,
+                below * (T(1) + b.c0 * ln), f0 * ln * ln);
+}
+
 // ---------------------------------------------------------------- jet with a plain number
 // Direct forms: a plain number has no derivatives, and multiplying them by zero is work the
 // compiler may not remove (0 * x is not 0 for every x in IEEE arithmetic).
@@ -205,6 +305,17 @@ UKES_HD UKES_INLINE T value_of(T x) {
 template <class T, int N>
 UKES_HD UKES_INLINE T value_of(const Jet<T, N>& x) {
   return x.c0;
+}
+
+// min and max pick an operand, value and derivatives alike: a when a <= b (min) or a >= b
+// (max), else b (docs/MODEL_FORMAT.md, "Derivatives at kinks"). For plain numbers and jets.
+template <class S>
+UKES_HD UKES_INLINE const S& jet_min(const S& a, const S& b) {
+  return value_of(a) <= value_of(b) ? a : b;
+}
+template <class S>
+UKES_HD UKES_INLINE const S& jet_max(const S& a, const S& b) {
+  return value_of(a) >= value_of(b) ? a : b;
 }
 
 }  // namespace ukes

@@ -24,14 +24,30 @@ namespace ukes {
 // Scalar math that resolves to the right overload for float, double and (through ADL) our
 // automatic-differentiation types, on host and device alike.
 using std::abs;
+using std::acos;
+using std::asin;
+using std::atan;
+using std::atan2;
 using std::cos;
+using std::cosh;
 using std::exp;
 using std::fmax;
 using std::fmin;
+using std::hypot;
 using std::isfinite;
+using std::log;
 using std::pow;
 using std::sin;
+using std::sinh;
 using std::sqrt;
+using std::tan;
+using std::tanh;
+
+// -1, 0 or 1 by the sign of x (NaN stays NaN).
+template <class T>
+UKES_HD UKES_INLINE T sign(T x) {
+  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x * T(0);
+}
 
 template <class T>
 UKES_HD UKES_INLINE constexpr T square(T x) {

@@ -24,11 +24,15 @@ enum class Status : int {
 
 inline constexpr int kStatusCount = 7;
 
+struct UserModelProgram;  // kernels/models/user/user_model.hpp
+
 struct BatchInputView {
   int count = 0;
   const double* params = nullptr;  // [param][count]
   const double* q0 = nullptr;      // [coordinate][count]
   const double* qd0 = nullptr;     // [coordinate][count]
+  // A user model's compiled program, in memory the kernels can read; null for built-in models.
+  const UserModelProgram* program = nullptr;
 };
 
 struct BatchOutputView {

@@ -7,6 +7,7 @@
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/ensemble/to_run_settings.hpp"
 #include "kernels/models/catalogue.hpp"
+#include "kernels/models/user/buckets.hpp"
 
 namespace ukes {
 
@@ -118,13 +119,15 @@ void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResult
   results.allocate(batch, s.samples, traj_ids);
   results.backend = "cpu";
   const auto start = std::chrono::steady_clock::now();
-  const bool found = dispatch_model(batch.model->name, [&]<class M>() {
+  const auto run = [&]<class M>() {
     if (s.precision == Precision::kFp64) {
       run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads);
     } else {
       run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads);
     }
-  });
+  };
+  const bool found = batch.model->user ? dispatch_user_bucket(batch.model->user->bucket, run)
+                                       : dispatch_model(batch.model->name, run);
   if (!found) throw std::invalid_argument("unknown model: " + batch.model->name);
   results.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -9,6 +9,7 @@
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
 #include "kernels/models/model_info.hpp"
+#include "kernels/models/user/compiled_model.hpp"
 
 namespace ukes {
 
@@ -61,7 +62,9 @@ struct Batch {
   double& param(int k, int i) { return params[static_cast<std::size_t>(k) * count + i]; }
   double& q(int j, int i) { return q0[static_cast<std::size_t>(j) * count + i]; }
   double& qd(int j, int i) { return qd0[static_cast<std::size_t>(j) * count + i]; }
-  BatchInputView view() const { return {count, params.data(), q0.data(), qd0.data()}; }
+  BatchInputView view() const {
+    return {count, params.data(), q0.data(), qd0.data(), program_of(*model)};
+  }
 };
 
 struct BatchResults {

@@ -27,7 +27,6 @@ class SystemKernel {
   static constexpr int kN = Model::kN;
   static constexpr int kD = 2 * kN;  // first-order state x = (q, qd)
   static constexpr int kP = kParamCount<Model>;
-  static constexpr int kMp = Model::kPositionRows;
   static constexpr int kR = kResidualSlots<Model>;
   using State = Vec<T, kD>;
   static constexpr int kM = kRows<Model>;
@@ -68,7 +67,8 @@ class SystemKernel {
     UKES_HD void operator()(T t, const State& x, State& dx) {
       Vec<T, kN> q, qd;
       split(x, q, qd);
-      const DynamicsEval<Model, T> e = evaluate_dynamics<Model, T>(q, qd, t, sys.p_, settings);
+      const DynamicsEval<Model, T> e =
+          evaluate_dynamics<Model, T>(sys.model_, q, qd, t, sys.p_, settings);
       sys.note(observation_of(e), x);
       derivative_of(x, e, dx);
     }
@@ -92,7 +92,8 @@ class SystemKernel {
           y = rk4_step(f, sys.t(), sys.x(), sys.k(), sys.h_try());
           f(sys.step_end_time(), y, k_new);
         } else {
-          err = dopri5_step(f, sys.t(), sys.x(), sys.k(), sys.h_try(), s.rtol, s.atol, y, k_new);
+          err = dopri5_step(f, sys.t(), sys.x(), sys.k(), sys.h_try(), s.rtol, s.atol, y, k_new,
+                            sys.state_size());
         }
         sys.step_result(s, out, y, k_new, err);
       }
@@ -102,6 +103,8 @@ class SystemKernel {
   // Loads system i, assembles it when asked to; then wants f(t0, x0).
   UKES_HD void begin(const BatchInputView& in, const RunSettings<T>& s, int i,
                      const BatchOutputView& out) {
+    model_ = model_for<Model>(in);
+    const ModelShape shape = model_shape(model_);
     i_ = i;
     slot_ = out.traj_slot ? out.traj_slot[i] : -1;
     phase_ = Phase::kInitialEval;
@@ -116,23 +119,23 @@ class SystemKernel {
     last_rejected_ = false;
     projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
     projection_.max_iterations = 10;
-    projection_.rank_rtol =
-        s.dynamics.rank_rtol < T(0) ? default_rank_rtol<T>(kM, kN) : s.dynamics.rank_rtol;
+    projection_.rank_rtol = rank_rtol_of(s.dynamics, model_);
     inconsistency_tol_ =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
 
-    for (int k = 0; k < kP; ++k) p_[k] = T(in.params[k * in.count + i]);
+    // A bucket model's padding (parameters, coordinates past its own) reads as zero.
+    for (int k = 0; k < kP; ++k) p_[k] = k < shape.params ? T(in.params[k * in.count + i]) : T(0);
     Vec<T, kN> q, qd;
     for (int j = 0; j < kN; ++j) {
-      q[j] = T(in.q0[j * in.count + i]);
-      qd[j] = T(in.qd0[j * in.count + i]);
+      q[j] = j < shape.n ? T(in.q0[j * in.count + i]) : T(0);
+      qd[j] = j < shape.n ? T(in.qd0[j * in.count + i]) : T(0);
     }
     t_ = s.t0;
     if (s.assemble) {
       ProjectionSettings<T> assembly = projection_;
       assembly.max_iterations = 50;
-      if (!project_positions<Model, T>(q, t_, p_, assembly) ||
-          !project_velocities<Model, T>(q, qd, t_, p_, assembly)) {
+      if (!project_positions<Model, T>(model_, q, t_, p_, assembly) ||
+          !project_velocities<Model, T>(model_, q, qd, t_, p_, assembly)) {
         status_ = Status::kInconsistent;
       }
     }
@@ -143,6 +146,10 @@ class SystemKernel {
   }
 
   UKES_HD Phase phase() const { return phase_; }
+  UKES_HD const Model& model() const { return model_; }
+  // Components of the first-order state that the model has (kD but for a bucket's padding):
+  // the error norms average over these alone, as they would for a model of exactly this size.
+  UKES_HD int state_size() const { return 2 * model_shape(model_).n; }
   UKES_HD const T* params() const { return p_; }
   UKES_HD T t() const { return t_; }
   UKES_HD const State& x() const { return x_; }
@@ -233,8 +240,8 @@ class SystemKernel {
     if (s.projection) {
       Vec<T, kN> qp, qdp;
       split(x_, qp, qdp);
-      if (project_positions<Model, T>(qp, t_, p_, projection_)) {
-        project_velocities<Model, T>(qp, qdp, t_, p_, projection_);
+      if (project_positions<Model, T>(model_, qp, t_, p_, projection_)) {
+        project_velocities<Model, T>(model_, qp, qdp, t_, p_, projection_);
       }
       for (int j = 0; j < kN; ++j) {
         x_[j] = qp[j];
@@ -298,8 +305,8 @@ class SystemKernel {
       d0 += square(x_[j] / sc);
       d1 += square(k_[j] / sc);
     }
-    d0 = sqrt(d0 / T(kD));
-    d1 = sqrt(d1 / T(kD));
+    d0 = sqrt(d0 / T(state_size()));
+    d1 = sqrt(d1 / T(state_size()));
     T h0 = (d0 < T(1e-5) || d1 < T(1e-5)) ? T(1e-6) : T(0.01) * d0 / d1;
     probe_h0_ = min_of(h0, s.t_end - t_);
     probe_d1_ = d1;
@@ -313,7 +320,7 @@ class SystemKernel {
       const T sc = s.atol + s.rtol * abs(x_[j]);
       d2 += square((k1[j] - k_[j]) / sc);
     }
-    d2 = sqrt(d2 / T(kD)) / probe_h0_;
+    d2 = sqrt(d2 / T(state_size())) / probe_h0_;
     const T dm = max_of(probe_d1_, d2);
     const T h1 =
         !(dm > T(1e-15)) ? max_of(T(1e-6), probe_h0_ * T(1e-3)) : pow(T(0.01) / dm, T(0.2));
@@ -337,12 +344,15 @@ class SystemKernel {
     } else {
       conditioning_ = e.conditioning;
     }
-    for (int r = 0; r < kMp; ++r) {
+    // Slots: |phi| rows, then |phid| rows, then |psi| rows (batch_layout.hpp).
+    const ModelShape shape = model_shape(model_);
+    const int mp = shape.position_rows;
+    for (int r = 0; r < mp; ++r) {
       residual_max_[r] = max_of(residual_max_[r], abs(e.value[r]));
-      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.rate[r]));
+      residual_max_[mp + r] = max_of(residual_max_[mp + r], abs(e.rate[r]));
     }
-    for (int r = kMp; r < kM; ++r) {
-      residual_max_[kMp + r] = max_of(residual_max_[kMp + r], abs(e.value[r]));
+    for (int r = mp; r < shape.rows(); ++r) {
+      residual_max_[mp + r] = max_of(residual_max_[mp + r], abs(e.value[r]));
     }
     force_max_ = max_of(force_max_, norm2(e.Qc));
     inconsistency_max_ = max_of(inconsistency_max_, e.inconsistency);
@@ -352,31 +362,35 @@ class SystemKernel {
 
   UKES_HD void record(const RunSettings<T>& s, const BatchOutputView& out, int sample) const {
     const Observation& e = last_;
+    const ModelShape shape = model_shape(model_);
+    const int n = shape.n, mp = shape.position_rows, slots = shape.residual_slots();
     const long base = (static_cast<long>(slot_) * s.samples + sample);
-    for (int j = 0; j < kN; ++j) {
-      out.traj_q[base * kN + j] = double(x_[j]);
-      out.traj_qd[base * kN + j] = double(x_[kN + j]);
-      out.traj_force[base * kN + j] = double(e.Qc[j]);
+    for (int j = 0; j < n; ++j) {
+      out.traj_q[base * n + j] = double(x_[j]);
+      out.traj_qd[base * n + j] = double(x_[kN + j]);
+      out.traj_force[base * n + j] = double(e.Qc[j]);
     }
-    for (int r = 0; r < kMp; ++r) {
-      out.traj_residual[base * kR + r] = double(e.value[r]);
-      out.traj_residual[base * kR + kMp + r] = double(e.rate[r]);
+    for (int r = 0; r < mp; ++r) {
+      out.traj_residual[base * slots + r] = double(e.value[r]);
+      out.traj_residual[base * slots + mp + r] = double(e.rate[r]);
     }
-    for (int r = kMp; r < kM; ++r) {
-      out.traj_residual[base * kR + kMp + r] = double(e.value[r]);
+    for (int r = mp; r < shape.rows(); ++r) {
+      out.traj_residual[base * slots + mp + r] = double(e.value[r]);
     }
   }
 
   UKES_HD void finish(const RunSettings<T>& s, const BatchOutputView& out) {
     phase_ = Phase::kDone;
     const int c = out.count;
+    const ModelShape shape = model_shape(model_);
+    const int n = shape.n, slots = shape.residual_slots();
     out.status[i_] = static_cast<int>(status_);
     out.t[i_] = double(t_);
-    for (int j = 0; j < kN; ++j) {
+    for (int j = 0; j < n; ++j) {
       out.q[j * c + i_] = double(x_[j]);
       out.qd[j * c + i_] = double(x_[kN + j]);
     }
-    for (int r = 0; r < kR; ++r) out.residual_max[r * c + i_] = double(residual_max_[r]);
+    for (int r = 0; r < slots; ++r) out.residual_max[r * c + i_] = double(residual_max_[r]);
     out.force_max[i_] = double(force_max_);
     out.inconsistency_max[i_] = double(inconsistency_max_);
     out.steps[i_] = steps_;
@@ -385,16 +399,17 @@ class SystemKernel {
     if (slot_ >= 0) {
       for (int k = next_sample_; k < s.samples; ++k) {
         const long base = static_cast<long>(slot_) * s.samples + k;
-        for (int j = 0; j < kN; ++j) {
-          out.traj_q[base * kN + j] = NAN;
-          out.traj_qd[base * kN + j] = NAN;
-          out.traj_force[base * kN + j] = NAN;
+        for (int j = 0; j < n; ++j) {
+          out.traj_q[base * n + j] = NAN;
+          out.traj_qd[base * n + j] = NAN;
+          out.traj_force[base * n + j] = NAN;
         }
-        for (int r = 0; r < kR; ++r) out.traj_residual[base * kR + r] = NAN;
+        for (int r = 0; r < slots; ++r) out.traj_residual[base * slots + r] = NAN;
       }
     }
   }
 
+  Model model_;
   T p_[kP > 0 ? kP : 1];
   int i_;
   int slot_;

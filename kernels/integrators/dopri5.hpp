@@ -27,11 +27,12 @@ inline constexpr double e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920,
 }  // namespace dopri5
 
 // One trial step from (t, x) with k1 = f(t, x). Fills the 5th-order solution y, its derivative
-// k7 = f(t + h, y), and returns the scaled RMS error norm (accept when <= 1). A non-finite stage
+// k7 = f(t + h, y), and returns the scaled RMS error norm (accept when <= 1) over the first
+// `size` components (a bucket model's padding is not part of its state). A non-finite stage
 // yields a non-finite norm, which the caller treats as a rejection.
 template <class T, int D, class F>
 UKES_HD T dopri5_step(F& f, T t, const Vec<T, D>& x, const Vec<T, D>& k1, T h, T rtol, T atol,
-                      Vec<T, D>& y, Vec<T, D>& k7) {
+                      Vec<T, D>& y, Vec<T, D>& k7, int size = D) {
   using namespace dopri5;
   Vec<T, D> k2, k3, k4, k5, k6, z;
   for (int i = 0; i < D; ++i) z[i] = x[i] + h * T(a21) * k1[i];
@@ -59,7 +60,7 @@ UKES_HD T dopri5_step(F& f, T t, const Vec<T, D>& x, const Vec<T, D>& k1, T h, T
     const T scale = atol + rtol * max_of(abs(x[i]), abs(y[i]));
     sum += square(err / scale);
   }
-  return sqrt(sum / T(D > 0 ? D : 1));
+  return sqrt(sum / T(size > 0 ? size : 1));
 }
 
 // Step-size factor from an error norm (Hairer's safety factor 0.9, exponent 1/5), clamped to

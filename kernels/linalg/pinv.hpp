@@ -138,8 +138,20 @@ UKES_HD T exact_conditioning_floor() {
 //    rank-deficient, nearly rank-deficient, zero and non-finite matrices alike.
 // Both are backward stable, so B^+ agrees to rounding (relative to the conditioning) whichever
 // was taken.
-template <class T, int R, int C>
+//
+// kPadded: B is a square bucket (kernels/models/model_concept.hpp) whose leading
+// ActiveBlock is the matrix and whose rest is zero. The orientation and QR's columns follow the
+// active block, so the factorization does what it does for a matrix of exactly that size (a zero
+// column would make QR refuse) and gives the same numbers: zero rows add exact zeros to every sum.
+struct ActiveBlock {
+  int rows;
+  int cols;
+};
+
+template <class T, int R, int C, bool kPadded = false>
 class PseudoInverse {
+  static_assert(!kPadded || R == C, "a padded pseudoinverse takes a square bucket");
+
  public:
   // Orthogonalize the columns of B when it is tall or square, of B^T when it is wide: the
   // factors are those of X = B, resp. X = B^T.
@@ -148,14 +160,16 @@ class PseudoInverse {
   static constexpr int XC = kTransposed ? R : C;
   using Factors = SvdFactors<T, XR, XC>;
 
-  UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R, C)) {
-    const Mat<T, XR, XC> X = make_x(B);
-    // One column (a single constraint row, or a single coordinate) has its SVD in closed form,
-    // the column's norm, and the Jacobi loop does no rotation: cheaper than QR and its bound.
-    if constexpr (XC > 1) {
-      if (factor_qr(X, rtol)) return;
-    }
-    take_svd(JacobiSvd<T, XR, XC>(X), rtol);
+  UKES_HD explicit PseudoInverse(const Mat<T, R, C>& B,
+                                 T rtol = default_rank_rtol<T>(R, C)) requires(!kPadded) {
+    factor(B, rtol);
+  }
+
+  UKES_HD PseudoInverse(const Mat<T, R, C>& B, T rtol, ActiveBlock active) requires(kPadded) {
+    transposed_ = active.rows < active.cols;
+    xr_ = transposed_ ? active.cols : active.rows;
+    xc_ = transposed_ ? active.rows : active.cols;
+    factor(B, rtol);
   }
 
   // From the SVD of X computed elsewhere (factors_from_svd): the same rank rule, the same apply.
@@ -199,7 +213,7 @@ class PseudoInverse {
     const auto& W = x_;
     const auto& V = v_;
     Vec<T, C> x = Vec<T, C>::zero();
-    if constexpr (kTransposed) {
+    if (transposed()) {
       // X = B^T = U S V^T, so B = V S U^T and B^+ = U S^-1 V^T = W diag(1/s^2) V^T.
       for (int k = 0; k < XC; ++k) {
         if (e_[k] == T(0)) continue;
@@ -234,8 +248,43 @@ class PseudoInverse {
   }
 
  private:
-  UKES_HD static Mat<T, XR, XC> make_x(const Mat<T, R, C>& B) {
-    if constexpr (kTransposed) {
+  // The sizes the factorization works on: compile-time constants unless padded.
+  UKES_HD UKES_INLINE bool transposed() const {
+    if constexpr (kPadded) {
+      return transposed_;
+    } else {
+      return kTransposed;
+    }
+  }
+  UKES_HD UKES_INLINE int xr() const {
+    if constexpr (kPadded) {
+      return xr_;
+    } else {
+      return XR;
+    }
+  }
+  UKES_HD UKES_INLINE int xc() const {
+    if constexpr (kPadded) {
+      return xc_;
+    } else {
+      return XC;
+    }
+  }
+
+  UKES_HD void factor(const Mat<T, R, C>& B, T rtol) {
+    const Mat<T, XR, XC> X = make_x(B);
+    // One column (a single constraint row, or a single coordinate) has its SVD in closed form,
+    // the column's norm, and the Jacobi loop does no rotation: cheaper than QR and its bound.
+    if constexpr (XC > 1) {
+      if (xc() > 1 && factor_qr(X, rtol)) return;
+    }
+    take_svd(JacobiSvd<T, XR, XC>(X), rtol);
+  }
+
+  UKES_HD Mat<T, XR, XC> make_x(const Mat<T, R, C>& B) const {
+    if constexpr (kPadded) {
+      return transposed_ ? transpose(B) : B;
+    } else if constexpr (kTransposed) {
       return transpose(B);
     } else {
       return B;
@@ -272,9 +321,9 @@ class PseudoInverse {
   UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
     x_ = X;
     T r_fro2 = T(0);
-    for (int k = 0; k < XC; ++k) {
+    for (int k = 0; k < xc(); ++k) {
       T below2 = T(0);  // squared norm of column k below the diagonal
-      for (int r = k + 1; r < XR; ++r) below2 += x_(r, k) * x_(r, k);
+      for (int r = k + 1; r < xr(); ++r) below2 += x_(r, k) * x_(r, k);
       const T xkk = x_(k, k);
       const T norm2 = xkk * xkk + below2;
       const T norm = sqrt(norm2);
@@ -295,23 +344,23 @@ class PseudoInverse {
       const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
       d_[k] = T(1) / rkk;                      // the solves multiply: one division per column
       e_[k] = beta;
-      for (int j = k + 1; j < XC; ++j) {
+      for (int j = k + 1; j < xc(); ++j) {
         T s = T(0);
-        for (int r = k; r < XR; ++r) s += x_(r, k) * x_(r, j);
+        for (int r = k; r < xr(); ++r) s += x_(r, k) * x_(r, j);
         if (s == T(0)) continue;  // column j is orthogonal to v already (constraint rows often are)
         s *= beta;
-        for (int r = k; r < XR; ++r) x_(r, j) -= s * x_(r, k);
+        for (int r = k; r < xr(); ++r) x_(r, j) -= s * x_(r, k);
       }
     }
     // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k; for a diagonal R, the
     // reciprocals of its diagonal).
     T off2 = T(0);
-    for (int k = 1; k < XC; ++k)
+    for (int k = 1; k < xc(); ++k)
       for (int i = 0; i < k; ++i) off2 += x_(i, k) * x_(i, k);
     r_fro2 += off2;
     T rinv_fro2 = T(0);
-    for (int k = 0; k < XC && off2 == T(0); ++k) rinv_fro2 += d_[k] * d_[k];
-    for (int k = 0; k < XC && off2 != T(0); ++k) {
+    for (int k = 0; k < xc() && off2 == T(0); ++k) rinv_fro2 += d_[k] * d_[k];
+    for (int k = 0; k < xc() && off2 != T(0); ++k) {
       Vec<T, XC> y;
       y[k] = d_[k];
       rinv_fro2 += y[k] * y[k];
@@ -325,7 +374,7 @@ class PseudoInverse {
     const T kappa_lb = T(1) / sqrt(r_fro2 * rinv_fro2);
     if (!(kappa_lb > max_of(rtol, exact_conditioning_floor<T>()))) return false;
     qr_ = true;
-    rank_ = XC;
+    rank_ = xc();
     conditioning_ = kappa_lb;
     sweeps_ = 0;
     return true;
@@ -335,33 +384,47 @@ class PseudoInverse {
   UKES_HD void reflect(int k, Vec<T, XR>& z) const {
     if (e_[k] == T(0)) return;  // the identity
     T s = T(0);
-    for (int r = k; r < XR; ++r) s += x_(r, k) * z[r];
+    for (int r = k; r < xr(); ++r) s += x_(r, k) * z[r];
     s *= e_[k];
-    for (int r = k; r < XR; ++r) z[r] -= s * x_(r, k);
+    for (int r = k; r < xr(); ++r) z[r] -= s * x_(r, k);
   }
 
   UKES_HD Vec<T, C> apply_qr(const Vec<T, R>& r) const {
-    if constexpr (kTransposed) {
+    if (transposed()) {
       // B = R^T Q^T: B^+ r = Q [R^-T r; 0] (R^T is lower triangular: forward substitution).
       Vec<T, XR> z = Vec<T, XR>::zero();
-      for (int i = 0; i < XC; ++i) {
+      for (int i = 0; i < xc(); ++i) {
         T s = r[i];
         for (int k = 0; k < i; ++k) s -= x_(k, i) * z[k];
         z[i] = s * d_[i];
       }
-      for (int k = XC - 1; k >= 0; --k) reflect(k, z);
-      return z;
+      for (int k = xc() - 1; k >= 0; --k) reflect(k, z);
+      return resized<C>(z);
     } else {
       // B = Q R: B^+ r = R^-1 (Q^T r)[0 .. C) (back substitution).
-      Vec<T, XR> y = r;
-      for (int k = 0; k < XC; ++k) reflect(k, y);
+      Vec<T, XR> y = resized<XR>(r);
+      for (int k = 0; k < xc(); ++k) reflect(k, y);
       Vec<T, C> x;
-      for (int i = XC - 1; i >= 0; --i) {
+      if constexpr (kPadded) x = Vec<T, C>::zero();
+      for (int i = xc() - 1; i >= 0; --i) {
         T s = y[i];
-        for (int k = i + 1; k < XC; ++k) s -= x_(i, k) * x[k];
+        for (int k = i + 1; k < xc(); ++k) s -= x_(i, k) * x[k];
         x[i] = s * d_[i];
       }
       return x;
+    }
+  }
+
+  // A vector of one length as another (they differ only in the unpadded transposed case, where
+  // the lengths are R = XC and C = XR; padded buckets are square).
+  template <int L, int K>
+  UKES_HD static Vec<T, L> resized(const Vec<T, K>& v) {
+    if constexpr (L == K) {
+      return v;
+    } else {
+      Vec<T, L> out;
+      for (int i = 0; i < L; ++i) out[i] = i < K ? v[i] : T(0);
+      return out;
     }
   }
 
@@ -377,6 +440,10 @@ class PseudoInverse {
   int rank_ = 0;
   int sweeps_ = 0;
   T conditioning_ = T(1);
+  // Padded only: the active sizes of X and its orientation.
+  bool transposed_ = false;
+  int xr_ = XR;
+  int xc_ = XC;
 };
 
 template <class T, int R, int C>

@@ -26,11 +26,33 @@ struct ModelList {
   static constexpr int size = sizeof...(Ms);
 };
 
-using Catalogue = ModelList<models::Spiral, models::Swarm, models::FlexibleJoint, models::Duffing,
-                            models::TwoRodPendulum, models::Scara, models::PendulumPolar,
-                            models::SliderCrank, models::FourBar, models::ChaplyginSleigh,
-                            models::FrictionRing, models::ProjectilePolar, models::PfaffianParticle,
-                            models::MovingSupportPendulum, models::EllipseParticle>;
+// The catalogue, in docs/MODELS.md order: X(header under kernels/models/, type in models::).
+// The one list of built-in models: CMakeLists.txt reads it to generate one backend translation
+// unit per model (keep one entry per line, as below).
+// clang-format off
+#define UKES_CATALOGUE(X) \
+  X(spiral, Spiral) \
+  X(swarm, Swarm) \
+  X(flexible_joint, FlexibleJoint) \
+  X(duffing, Duffing) \
+  X(two_rod_pendulum, TwoRodPendulum) \
+  X(scara, Scara) \
+  X(pendulum_polar, PendulumPolar) \
+  X(slider_crank, SliderCrank) \
+  X(four_bar, FourBar) \
+  X(chaplygin_sleigh, ChaplyginSleigh) \
+  X(friction_ring, FrictionRing) \
+  X(projectile_polar, ProjectilePolar) \
+  X(pfaffian_particle, PfaffianParticle) \
+  X(moving_support_pendulum, MovingSupportPendulum) \
+  X(ellipse_particle, EllipseParticle)
+// clang-format on
+
+template <class First, class... Rest>
+using DropFirst = ModelList<Rest...>;
+#define UKES_CATALOGUE_TYPE(header, type) , models::type
+using Catalogue = DropFirst<void UKES_CATALOGUE(UKES_CATALOGUE_TYPE)>;
+#undef UKES_CATALOGUE_TYPE
 
 // Calls f.template operator()<Model>() for every catalogue model, in catalogue order.
 template <class F, class... Ms>

@@ -57,15 +57,101 @@ struct Gains {
   double beta = 0.0;
 };
 
+// A model defined at run time (kernels/models/user/user_model.hpp) is a value: one type per size
+// bucket holds any model up to the bucket's capacities, with its own sizes below them. The
+// kernels size their arrays by the capacities below and stop their loops at the sizes a model
+// instance reports (model_shape); a built-in model's sizes are its compile-time constants.
 template <class Model>
-inline constexpr int kRows = Model::kPositionRows + Model::kVelocityRows;
+concept BucketModel = requires {
+  Model::kRowCapacity;
+};
+
+// Storage for constraint rows (position rows first, then velocity rows).
+template <class Model>
+inline constexpr int kRows = [] {
+  if constexpr (BucketModel<Model>) {
+    return Model::kRowCapacity;
+  } else {
+    return Model::kPositionRows + Model::kVelocityRows;
+  }
+}();
+
+// Storage for each level's rows: a bucket's rows may be all of one level.
+template <class Model>
+inline constexpr int kPositionCapacity = [] {
+  if constexpr (BucketModel<Model>) {
+    return kRows<Model>;
+  } else {
+    return Model::kPositionRows;
+  }
+}();
+template <class Model>
+inline constexpr int kVelocityCapacity = [] {
+  if constexpr (BucketModel<Model>) {
+    return kRows<Model>;
+  } else {
+    return Model::kVelocityRows;
+  }
+}();
 
 // Residual slots reported per system: |phi| and |phid| per position row, |psi| per velocity row.
 template <class Model>
-inline constexpr int kResidualSlots = 2 * Model::kPositionRows + Model::kVelocityRows;
+inline constexpr int kResidualSlots = kPositionCapacity<Model> + kRows<Model>;
 
 template <class Model>
-inline constexpr int kParamCount = static_cast<int>(sizeof(Model::kParams) / sizeof(ParamSpec));
+inline constexpr int kParamCount = [] {
+  if constexpr (BucketModel<Model>) {
+    return Model::kParamCapacity;
+  } else if constexpr (requires { Model::kParams; }) {
+    return static_cast<int>(sizeof(Model::kParams) / sizeof(ParamSpec));
+  } else {
+    return 0;  // a test model that needs no parameters
+  }
+}();
+
+// The sizes of one model instance.
+struct ModelShape {
+  int n;
+  int position_rows;
+  int velocity_rows;
+  int params;
+  UKES_HD int rows() const { return position_rows + velocity_rows; }
+  UKES_HD int residual_slots() const { return 2 * position_rows + velocity_rows; }
+};
+
+template <class Model>
+UKES_HD UKES_INLINE ModelShape model_shape(const Model& model) {
+  if constexpr (BucketModel<Model>) {
+    return model.shape();
+  } else {
+    (void)model;
+    return {Model::kN, Model::kPositionRows, Model::kVelocityRows, kParamCount<Model>};
+  }
+}
+
+// Whether the model prescribes a non-ideal constraint force: known at compile time for a built-in;
+// a bucket type may (kNonIdeal) and its instance says whether it does.
+template <class Model>
+UKES_HD UKES_INLINE bool has_nonideal_force(const Model& model) {
+  if constexpr (BucketModel<Model>) {
+    return model.nonideal();
+  } else {
+    (void)model;
+    return Model::kNonIdeal;
+  }
+}
+
+// The model instance a batch runs: a built-in carries nothing; a bucket model reads its program
+// from the batch (BatchInputView::program).
+template <class Model, class Input>
+UKES_HD UKES_INLINE Model model_for(const Input& in) {
+  if constexpr (BucketModel<Model>) {
+    return Model(in.program);
+  } else {
+    (void)in;
+    return Model{};
+  }
+}
 
 template <class M>
 concept CatalogueModel = requires {

@@ -2,6 +2,7 @@
 // run-spec validator and the service report.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 namespace ukes {
 
 enum class RowLevel { kPosition, kVelocity };
+
+struct CompiledUserModel;  // kernels/models/user/compiled_model.hpp
 
 struct ModelInfo {
   std::string name;
@@ -23,6 +26,8 @@ struct ModelInfo {
   double t_end = 0.0;
   Gains gains;
   std::vector<double> q0, qd0;  // default initial condition at default parameters
+  // A user model's definition and program (parameter names point into it); null for built-ins.
+  std::shared_ptr<const CompiledUserModel> user;
 
   int rows() const { return position_rows + velocity_rows; }
   int residual_slots() const { return 2 * position_rows + velocity_rows; }

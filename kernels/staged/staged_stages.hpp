@@ -128,7 +128,7 @@ UKES_HD void stage_assemble(const StagedWorkspace<Model, T>& ws, const RunSettin
     Vec<T, n> q, qd;
     SystemKernel<Model, T>::split(sys.request_state(), q, qd);
     const DynamicsInputs<Model, T> d =
-        dynamics_inputs<Model, T>(q, qd, sys.request_time(), sys.params(), s.dynamics);
+        dynamics_inputs<Model, T>(sys.model(), q, qd, sys.request_time(), sys.params(), s.dynamics);
     M = d.M;
     sc.a = d.Q;  // becomes M^-1 Q once M is factored
     sc.form = d.form;
@@ -186,11 +186,11 @@ UKES_HD void stage_combine(const StagedWorkspace<Model, T>& ws, const RunSetting
     const Mat<T, n, n> L = load_lower_factor<T, n>(ws.mass_of(i));
     Vec<T, n> q, qd;
     Kernel::split(x, q, qd);
-    const ModelNonIdealForce<Model, T> nonideal{q, qd, t, sys.params()};
+    const ModelNonIdealForce<Model, T> nonideal{sys.model(), q, qd, t, sys.params()};
     uk.a = sc.a;
     if constexpr (m > 0) {
       using Pinv = PseudoInverse<T, m, n>;
-      const T rtol = rank_rtol_of(s.dynamics, m, n);
+      const T rtol = rank_rtol_of(s.dynamics, sys.model());
       const T* U = ws.u_of(i);
       const T* S = ws.s_of(i);
       const T* V = ws.v_of(i);

@@ -32,6 +32,7 @@ class StagedSystem {
 
   UKES_HD bool active() const { return kernel_.phase() != Phase::kDone; }
   UKES_HD const T* params() const { return kernel_.params(); }
+  UKES_HD const Model& model() const { return kernel_.model(); }
   // The evaluation wanted next (while active()).
   UKES_HD T request_time() const { return t_req_; }
   UKES_HD const State& request_state() const { return y_req_; }
@@ -97,7 +98,7 @@ class StagedSystem {
         f(kernel_.step_end_time(), y, k_new);
       } else {
         err = dopri5_step(f, kernel_.t(), kernel_.x(), kernel_.k(), kernel_.h_try(), s.rtol, s.atol,
-                          y, k_new);
+                          y, k_new, kernel_.state_size());
       }
       if (f.wanted) {
         t_req_ = f.t_wanted;

@@ -19,50 +19,56 @@ namespace ukes {
 template <class Model, class T>
 struct ConstraintForm {
   static constexpr int kN = Model::kN;
-  static constexpr int kP = Model::kPositionRows;
-  static constexpr int kV = Model::kVelocityRows;
-  static constexpr int kM = kP + kV;
+  static constexpr int kM = kRows<Model>;
 
-  Mat<T, kM, kN> A;  // rows in catalogue order: position rows first, then velocity rows
-  Vec<T, kM> b;      // unstabilized right-hand side
-  Vec<T, kM> value;  // phi (position rows), psi (velocity rows)
-  Vec<T, kM> rate;   // phid (position rows); 0 for velocity rows
+  Mat<T, kM, kN> A;       // rows in catalogue order: position rows first, then velocity rows
+  Vec<T, kM> b;           // unstabilized right-hand side
+  Vec<T, kM> value;       // phi (position rows), psi (velocity rows)
+  Vec<T, kM> rate;        // phid (position rows); 0 for velocity rows
+  int position_rows = 0;  // rows [0, position_rows) are position rows
 };
 
 template <class Model, class T>
-UKES_HD UKES_FLATTEN ConstraintForm<Model, T> constraint_form(const Vec<T, Model::kN>& q,
+UKES_HD UKES_FLATTEN ConstraintForm<Model, T> constraint_form(const Model& model,
+                                                              const Vec<T, Model::kN>& q,
                                                               const Vec<T, Model::kN>& qd, T t,
                                                               const T* p) {
   using Form = ConstraintForm<Model, T>;
   constexpr int n = Form::kN;
-  Form f{};  // zero-row forms still carry one (unused) storage element
+  const ModelShape shape = model_shape(model);
+  Form f{};  // zero-row forms still carry one (unused) storage element; bucket padding stays 0
+  f.position_rows = shape.position_rows;
   using J = Jet<T, n>;
-  if constexpr (Form::kP > 0) {
-    Vec<J, n> qj;
-    for (int j = 0; j < n; ++j) qj[j] = J::variable(q[j], j, qd[j]);
-    J phi[Form::kP];
-    Model::position_rows(qj, J(t, T(1), T(0)), p, phi);
-    for (int r = 0; r < Form::kP; ++r) {
-      for (int j = 0; j < n; ++j) f.A(r, j) = phi[r].gradient(j);
-      f.value[r] = phi[r].c0;
-      f.rate[r] = phi[r].c1;
-      f.b[r] = -T(2) * phi[r].c2;
+  if constexpr (kPositionCapacity < Model >> 0) {
+    if (shape.position_rows > 0) {
+      Vec<J, n> qj;
+      for (int j = 0; j < n; ++j) qj[j] = J::variable(q[j], j, qd[j]);
+      J phi[kPositionCapacity<Model>];
+      model.position_rows(qj, J(t, T(1), T(0)), p, phi);
+      for (int r = 0; r < shape.position_rows; ++r) {
+        for (int j = 0; j < n; ++j) f.A(r, j) = phi[r].gradient(j);
+        f.value[r] = phi[r].c0;
+        f.rate[r] = phi[r].c1;
+        f.b[r] = -T(2) * phi[r].c2;
+      }
     }
   }
-  if constexpr (Form::kV > 0) {
-    Vec<J, n> qj, qdj;
-    for (int j = 0; j < n; ++j) {
-      qj[j] = J(q[j], qd[j], T(0));
-      qdj[j] = J::variable(qd[j], j);
-    }
-    J psi[Form::kV];
-    Model::velocity_rows(qj, qdj, J(t, T(1), T(0)), p, psi);
-    for (int r = 0; r < Form::kV; ++r) {
-      const int row = Form::kP + r;
-      for (int j = 0; j < n; ++j) f.A(row, j) = psi[r].gradient(j);
-      f.value[row] = psi[r].c0;
-      f.rate[row] = T(0);
-      f.b[row] = -psi[r].c1;
+  if constexpr (kVelocityCapacity < Model >> 0) {
+    if (shape.velocity_rows > 0) {
+      Vec<J, n> qj, qdj;
+      for (int j = 0; j < n; ++j) {
+        qj[j] = J(q[j], qd[j], T(0));
+        qdj[j] = J::variable(qd[j], j);
+      }
+      J psi[kVelocityCapacity<Model>];
+      model.velocity_rows(qj, qdj, J(t, T(1), T(0)), p, psi);
+      for (int r = 0; r < shape.velocity_rows; ++r) {
+        const int row = shape.position_rows + r;
+        for (int j = 0; j < n; ++j) f.A(row, j) = psi[r].gradient(j);
+        f.value[row] = psi[r].c0;
+        f.rate[row] = T(0);
+        f.b[row] = -psi[r].c1;
+      }
     }
   }
   return f;
@@ -72,9 +78,8 @@ UKES_HD UKES_FLATTEN ConstraintForm<Model, T> constraint_form(const Vec<T, Model
 template <class Model, class T>
 UKES_HD Vec<T, kRows<Model>> stabilized_rhs(const ConstraintForm<Model, T>& f, T alpha, T beta) {
   auto bs = Vec<T, kRows<Model>>::zero();  // zero rows: the placeholder slot is defined too
-  for (int r = 0; r < Model::kPositionRows; ++r)
-    bs[r] = f.b[r] - alpha * f.rate[r] - beta * f.value[r];
-  for (int r = Model::kPositionRows; r < kRows<Model>; ++r) bs[r] = f.b[r] - alpha * f.value[r];
+  for (int r = 0; r < f.position_rows; ++r) bs[r] = f.b[r] - alpha * f.rate[r] - beta * f.value[r];
+  for (int r = f.position_rows; r < kRows<Model>; ++r) bs[r] = f.b[r] - alpha * f.value[r];
   return bs;
 }
 
@@ -84,17 +89,17 @@ namespace ukes {
 
 // Position rows alone, with their Jacobian: what position projection (assembly) needs.
 template <class Model, class T>
-UKES_HD UKES_FLATTEN void position_rows_with_jacobian(const Vec<T, Model::kN>& q, T t, const T* p,
-                                                      Mat<T, Model::kPositionRows, Model::kN>& Ap,
-                                                      Vec<T, Model::kPositionRows>& phi) {
+UKES_HD UKES_FLATTEN void position_rows_with_jacobian(
+    const Model& model, const Vec<T, Model::kN>& q, T t, const T* p,
+    Mat<T, kPositionCapacity<Model>, Model::kN>& Ap, Vec<T, kPositionCapacity<Model>>& phi) {
   constexpr int n = Model::kN;
-  if constexpr (Model::kPositionRows > 0) {
+  if constexpr (kPositionCapacity < Model >> 0) {
     using J = Jet<T, n>;
     Vec<J, n> qj;
     for (int j = 0; j < n; ++j) qj[j] = J::variable(q[j], j);
-    J phi_j[Model::kPositionRows];
-    Model::position_rows(qj, J(t), p, phi_j);
-    for (int r = 0; r < Model::kPositionRows; ++r) {
+    J phi_j[kPositionCapacity<Model>];
+    model.position_rows(qj, J(t), p, phi_j);
+    for (int r = 0; r < model_shape(model).position_rows; ++r) {
       phi[r] = phi_j[r].c0;
       for (int j = 0; j < n; ++j) Ap(r, j) = phi_j[r].gradient(j);
     }

@@ -31,12 +31,14 @@ struct DynamicsEval {
 template <class Model, class T>
 struct ModelNonIdealForce {
   static constexpr bool kActive = Model::kNonIdeal;
+  const Model& model;
   const Vec<T, Model::kN>& q;
   const Vec<T, Model::kN>& qd;
   T t;
   const T* p;
+  UKES_HD bool active() const { return has_nonideal_force(model); }
   UKES_HD void operator()(const Vec<T, Model::kN>& Qc_ideal, Vec<T, Model::kN>& C) const {
-    Model::nonideal_force(q, qd, t, p, Qc_ideal, C);
+    model.nonideal_force(q, qd, t, p, Qc_ideal, C);
   }
 };
 
@@ -44,6 +46,23 @@ struct ModelNonIdealForce {
 template <class T>
 UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, int m, int n) {
   return s.rank_rtol < T(0) ? default_rank_rtol<T>(m, n) : s.rank_rtol;
+}
+template <class Model, class T>
+UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, const Model& model) {
+  const ModelShape shape = model_shape(model);
+  return rank_rtol_of(s, shape.rows(), shape.n);
+}
+
+// The block of the constraint matrices a model fills: all of it for a built-in.
+template <class Model>
+UKES_HD UKES_INLINE auto active_block(const Model& model) {
+  if constexpr (BucketModel<Model>) {
+    const ModelShape shape = model_shape(model);
+    return ActiveBlock{shape.rows(), shape.n};
+  } else {
+    (void)model;
+    return FullBlock{};
+  }
 }
 
 // What one evaluation needs before the UK solve's factorizations (the staged path batches those).
@@ -56,13 +75,13 @@ struct DynamicsInputs {
 };
 
 template <class Model, class T>
-UKES_HD DynamicsInputs<Model, T> dynamics_inputs(const Vec<T, Model::kN>& q,
+UKES_HD DynamicsInputs<Model, T> dynamics_inputs(const Model& model, const Vec<T, Model::kN>& q,
                                                  const Vec<T, Model::kN>& qd, T t, const T* p,
                                                  const DynamicsSettings<T>& s) {
   DynamicsInputs<Model, T> in;
-  Model::mass(q, t, p, in.M);
-  Model::force(q, qd, t, p, in.Q);
-  in.form = constraint_form<Model, T>(q, qd, t, p);
+  model.mass(q, t, p, in.M);
+  model.force(q, qd, t, p, in.Q);
+  in.form = constraint_form<Model, T>(model, q, qd, t, p);
   in.bs = stabilized_rhs(in.form, s.alpha, s.beta);
   return in;
 }
@@ -85,12 +104,13 @@ UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& f
 }
 
 template <class Model, class T>
-UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Vec<T, Model::kN>& q,
+UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Model& model, const Vec<T, Model::kN>& q,
                                                  const Vec<T, Model::kN>& qd, T t, const T* p,
                                                  const DynamicsSettings<T>& s) {
-  const DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(q, qd, t, p, s);
-  const auto uk = uk_solve(in.M, in.Q, in.form.A, in.bs, ModelNonIdealForce<Model, T>{q, qd, t, p},
-                           rank_rtol_of(s, kRows<Model>, Model::kN));
+  const DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
+  const auto uk =
+      uk_solve(in.M, in.Q, in.form.A, in.bs, ModelNonIdealForce<Model, T>{model, q, qd, t, p},
+               rank_rtol_of(s, model), active_block(model));
   return dynamics_report<Model, T>(in.form, in.bs, uk);
 }
 

@@ -38,6 +38,17 @@ UKES_HD UkSolution<T, N> uk_mass_failure() {
   return s;
 }
 
+// Whether a prescribed force functor has a force to add now (kActive: whether it may at all).
+template <class NonIdeal>
+UKES_HD UKES_INLINE bool nonideal_active(const NonIdeal& nonideal) {
+  if constexpr (requires { nonideal.active(); }) {
+    return nonideal.active();
+  } else {
+    (void)nonideal;
+    return NonIdeal::kActive;
+  }
+}
+
 // Stands in for the pseudoinverse when there are no constraint rows.
 struct NoPseudoInverse {};
 
@@ -45,8 +56,8 @@ struct NoPseudoInverse {};
 // that knows when L is diagonal), a = M^-1 Q already in s.a, and the pseudoinverse Bp of
 // B = A L^-T (NoPseudoInverse when M = 0). uk_solve below ends here with its own pseudoinverse;
 // the staged path ends here with a batched library SVD.
-// `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there is
-// one.
+// `nonideal(Qc_ideal, C)` fills the prescribed force C; NonIdeal::kActive says whether there may
+// be one and nonideal.active() whether there is (a bucket model knows only at run time).
 template <class T, int N, int M, class Factor, class Pinv, class NonIdeal>
 UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& b, const Pinv& Bp,
                        const NonIdeal& nonideal, UkSolution<T, N>& s) {
@@ -63,21 +74,39 @@ UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& 
     s.qdd = s.a + solve_lower_transpose(L, y);
 
     if constexpr (NonIdeal::kActive) {
-      Vec<T, N> C;
-      nonideal(s.Qc_ideal, C);
-      const Vec<T, N> c = cholesky_solve(L, C);
-      const Vec<T, N> z = Bp.apply(A * c);
-      s.Qc_nonideal = C - lower_times(L, z);
-      s.qdd = s.qdd + (c - solve_lower_transpose(L, z));
+      if (nonideal_active(nonideal)) {
+        Vec<T, N> C;
+        nonideal(s.Qc_ideal, C);
+        const Vec<T, N> c = cholesky_solve(L, C);
+        const Vec<T, N> z = Bp.apply(A * c);
+        s.Qc_nonideal = C - lower_times(L, z);
+        s.qdd = s.qdd + (c - solve_lower_transpose(L, z));
+      }
     }
     s.inconsistency = norm2(A * s.qdd - b);
   } else if constexpr (NonIdeal::kActive) {
     // Without constraint rows a prescribed "constraint" force is simply an applied force.
-    Vec<T, N> C;
-    nonideal(s.Qc_ideal, C);
-    s.Qc_nonideal = C;
-    s.qdd = s.a + cholesky_solve(L, C);
+    if (nonideal_active(nonideal)) {
+      Vec<T, N> C;
+      nonideal(s.Qc_ideal, C);
+      s.Qc_nonideal = C;
+      s.qdd = s.a + cholesky_solve(L, C);
+    }
   }
+}
+
+// Which pseudoinverse a solve takes: of the whole matrix (FullBlock), or of the leading block a
+// bucket model fills (ActiveBlock, kernels/linalg/pinv.hpp).
+struct FullBlock {};
+
+template <class T, int M, int N>
+UKES_HD UKES_INLINE PseudoInverse<T, M, N> make_pinv(const Mat<T, M, N>& B, T rtol, FullBlock) {
+  return PseudoInverse<T, M, N>(B, rtol);
+}
+template <class T, int M, int N>
+UKES_HD UKES_INLINE PseudoInverse<T, M, N, true> make_pinv(const Mat<T, M, N>& B, T rtol,
+                                                           ActiveBlock block) {
+  return PseudoInverse<T, M, N, true>(B, rtol, block);
 }
 
 // Whether M = L L^T is positive definite at working precision: every pivot L(j, j)^2 above
@@ -100,6 +129,7 @@ struct ShiftedNonIdeal {
   static constexpr bool kActive = NonIdeal::kActive;
   const NonIdeal& inner;
   Vec<T, N> shift;
+  UKES_HD bool active() const { return nonideal_active(inner); }
   UKES_HD void operator()(const Vec<T, N>& Qc_ideal, Vec<T, N>& C) const {
     inner(Qc_ideal - shift, C);
   }
@@ -112,12 +142,12 @@ struct ShiftedNonIdeal {
 // problem for the mass M + s A^T A, positive definite exactly when [M; A] has full column rank
 // (s > 0 only balances the units). Called only where M is not definite at working precision, so
 // the positive definite path keeps its rounding; kept out of line, off that path's registers.
-template <class T, int N, int M, class NonIdeal>
+template <class T, int N, int M, class NonIdeal, class Block>
 UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
     const Mat<T, N, N>& mass, const Vec<T, N>& Q, const Mat<T, M, N>& A, const Vec<T, M>& b,
-    const NonIdeal& nonideal, T rank_rtol) {
+    const NonIdeal& nonideal, T rank_rtol, Block block) {
   if constexpr (M == 0) {
-    (void)mass, (void)Q, (void)A, (void)b, (void)nonideal, (void)rank_rtol;
+    (void)mass, (void)Q, (void)A, (void)b, (void)nonideal, (void)rank_rtol, (void)block;
     return uk_mass_failure<T, N>();
   } else {
     const Mat<T, N, N> AtA = transpose(A) * A;
@@ -135,7 +165,7 @@ UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
     UkSolution<T, N> sol;
     sol.a = cholesky_solve(L, Q);  // the augmented system's: M^-1 Q does not exist
     const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, s * transpose_times(A, b)};
-    const PseudoInverse<T, M, N> Bp(right_solve_lower_transpose(L, A), rank_rtol);
+    const auto Bp = make_pinv(right_solve_lower_transpose(L, A), rank_rtol, block);
     uk_finish(L, A, b, Bp, shifted, sol);
     // The forces on the original mass: the total is M qdd - Q whatever the split.
     sol.Qc_ideal = mass * sol.qdd - Q - sol.Qc_nonideal;
@@ -143,21 +173,21 @@ UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
   }
 }
 
-template <class T, int N, int M, class NonIdeal>
+template <class T, int N, int M, class NonIdeal, class Block = FullBlock>
 UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   const Mat<T, M, N>& A, const Vec<T, M>& b,
                                   const NonIdeal& nonideal,
-                                  T rank_rtol = default_rank_rtol<T>(M, N)) {
+                                  T rank_rtol = default_rank_rtol<T>(M, N), Block block = {}) {
   CholeskyFactor<T, N> L;
   if (!cholesky(mass, L) || !definite_at_working_precision(mass, L.L))
-    return uk_solve_semidefinite(mass, Q, A, b, nonideal, rank_rtol);
+    return uk_solve_semidefinite(mass, Q, A, b, nonideal, rank_rtol, block);
   UkSolution<T, N> s;
   s.a = cholesky_solve(L, Q);
   if constexpr (M > 0) {
-    const PseudoInverse<T, M, N> Bp(right_solve_lower_transpose(L, A), rank_rtol);
+    const auto Bp = make_pinv(right_solve_lower_transpose(L, A), rank_rtol, block);
     uk_finish(L, A, b, Bp, nonideal, s);
   } else {
-    (void)rank_rtol;
+    (void)rank_rtol, (void)block;
     uk_finish(L, A, b, NoPseudoInverse{}, nonideal, s);
   }
   return s;
@@ -166,6 +196,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
 // The prescribed force of ideal constraints: none.
 struct NoNonIdealForce {
   static constexpr bool kActive = false;
+  UKES_HD static constexpr bool active() { return false; }
   template <class V>
   UKES_HD void operator()(const V&, V&) const {}
 };

@@ -1,5 +1,7 @@
 #include "service/protocol/model_proto.hpp"
 
+#include "kernels/models/user/compiled_model.hpp"
+
 namespace ukes {
 
 void model_to_proto(const ModelInfo& m, v1::Model* out) {
@@ -21,6 +23,10 @@ void model_to_proto(const ModelInfo& m, v1::Model* out) {
   out->set_beta(m.gains.beta);
   for (double v : m.q0) out->add_q0(v);
   for (double v : m.qd0) out->add_qd0(v);
+  if (m.user) {
+    out->set_id(m.user->definition.content_id);
+    out->set_definition_json(m.user->definition.canonical_json);
+  }
 }
 
 }  // namespace ukes

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "service/protocol/result_chunks.hpp"
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/spec_text.hpp"
 
 namespace ukes {
@@ -38,13 +39,22 @@ std::int64_t bytes_per_system(const ModelInfo& m) {
   return inputs + results + 8;
 }
 
-// The catalogue model a spec document names, or null (parse_run_spec then refuses it before it
-// allocates anything).
-const ModelInfo* model_of(const nlohmann::json& doc) {
+// The model a spec document names or defines, or null (parse_run_spec then refuses it before it
+// allocates anything). A catalogue model is not owned: the pointer aliases the catalogue.
+std::shared_ptr<const ModelInfo> model_of(const nlohmann::json& doc) {
   if (!doc.is_object()) return nullptr;
   const auto it = doc.find("model");
-  if (it == doc.end() || !it->is_string()) return nullptr;
-  return find_model(it->get<std::string>());
+  if (it == doc.end()) return nullptr;
+  if (it->is_object()) {
+    try {
+      return user_model_from_json(*it, "model");
+    } catch (const SpecError&) {
+      return nullptr;
+    }
+  }
+  if (!it->is_string()) return nullptr;
+  return std::shared_ptr<const ModelInfo>(std::shared_ptr<const ModelInfo>(),
+                                          find_model(it->get<std::string>()));
 }
 
 // Whether size == a * b * c, without overflow.
@@ -129,7 +139,7 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
   options.limits.max_systems = h.count();
   options.limits.max_samples = std::numeric_limits<std::int32_t>::max();
   options.limits.max_trajectory_bytes = max_result_bytes_;
-  if (const ModelInfo* m = model_of(doc)) {
+  if (const auto m = model_of(doc)) {
     const std::int64_t per_system = bytes_per_system(*m);
     if (h.count() > max_result_bytes_ / per_system)
       throw std::runtime_error("header: " + std::to_string(h.count()) + " systems of " + m->name +

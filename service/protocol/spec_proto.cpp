@@ -1,6 +1,7 @@
 #include "service/protocol/spec_proto.hpp"
 
 #include "service/runspec/run_spec.hpp"
+#include "service/runspec/spec_text.hpp"
 
 namespace ukes {
 
@@ -39,6 +40,15 @@ json distribution_json(const v1::Distribution& d) {
 json spec_json_from_proto(const v1::RunSpec& s) {
   json j = json::object();
   if (!s.model().empty()) j["model"] = s.model();
+  if (s.has_model_definition_json()) {
+    if (!s.model().empty())
+      throw SpecError("model_definition_json", "give model or model_definition_json, not both");
+    try {
+      j["model"] = parse_spec_text(s.model_definition_json());
+    } catch (const SpecError& e) {
+      throw SpecError("model_definition_json", e.field() + ": " + e.reason());
+    }
+  }
   if (s.has_description()) j["description"] = s.description();
   if (!s.params().empty()) j["params"] = params_json(s.params());
   if (s.systems_size() > 0) {

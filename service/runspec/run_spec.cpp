@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "service/runspec/initial_state.hpp"
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
 
 namespace ukes {
@@ -438,6 +439,24 @@ void slice_batch(const Batch& all, int first, int count, Batch& part) {
   take(all.qd0, part.qd0);
 }
 
+// A user model the spec defines inline or names by id; null for a catalogue model.
+std::shared_ptr<const ModelInfo> resolve_model(const json& model, const ParseOptions& options) {
+  if (model.is_object()) return user_model_from_json(model, "model");
+  const std::string name = get_string(model, "model");
+  if (is_model_id(name)) {
+    if (!options.models) fail("model", "model ids name models registered with a server");
+    if (auto found = options.models->find(name)) return found;
+    fail("model", "no model is registered with id '" + name + "' (RegisterModel first)");
+  }
+  if (!find_model(name)) {
+    std::vector<std::string> names;
+    for (const auto& info : catalogue_info()) names.push_back(info.name);
+    fail("model", "unknown model '" + name + "' (models: " + join_names(names) +
+                      "; or a definition object, docs/MODEL_FORMAT.md)");
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
@@ -450,13 +469,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   // ---- model
   const json* model = find(spec, "model");
   if (!model) fail("model", "required");
-  const std::string model_name = get_string(*model, "model");
-  const ModelInfo* m = find_model(model_name);
-  if (!m) {
-    std::vector<std::string> names;
-    for (const auto& info : catalogue_info()) names.push_back(info.name);
-    fail("model", "unknown model '" + model_name + "' (models: " + join_names(names) + ")");
-  }
+  rs.user_model = resolve_model(*model, options);
+  const ModelInfo* m = rs.user_model ? rs.user_model.get() : find_model(model->get<std::string>());
   rs.model = m;
   if (const json* d = find(spec, "description")) get_string(*d, "description");
 

@@ -7,7 +7,8 @@
 // INVALID_ARGUMENT and RESOURCE_EXHAUSTED.
 //
 // Fields and defaults (anything else is an error):
-//   model          catalogue name (required)
+//   model          catalogue name, inline definition object (docs/MODEL_FORMAT.md) or the content
+//                  id of a registered definition, "sha256:..." (required)
 //   description    free text, ignored (an extra)
 //   params         {name: value} applied to every system; structural parameters only at their value
 //   systems        [{params, q0, qd0}]: an explicit batch; q0/qd0 left out mean the model's default
@@ -33,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -76,8 +78,12 @@ struct SpecLimits {
 };
 
 // What the process that will run the spec can use (gpu_availability() in a real run).
+class ModelRegistry;  // service/runspec/model_source.hpp
+
 struct ParseOptions {
   SpecLimits limits;
+  // Where `model` ids ("sha256:...") are looked up; null: ids are refused.
+  const ModelRegistry* models = nullptr;
   bool gpu_available = false;
   std::string gpu_unavailable_reason = "no GPU backend";
   // False: validate only, and leave a generated batch (defaults, sweeps) to batch_slice, so that
@@ -97,6 +103,7 @@ struct OutputSpec {
 
 struct RunSpec {
   const ModelInfo* model = nullptr;
+  std::shared_ptr<const ModelInfo> user_model;  // owns *model when it is a user model
   // Every system, parameters and initial conditions filled. Without ParseOptions::build_batch
   // only model and count are set, and the arrays hold explicit `systems` alone (they came in the
   // spec); batch_slice builds any part.

@@ -137,7 +137,12 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
                                      ? "this server runs with --device cpu"
                                      : gpu_availability().reason;
   parse.build_batch = false;  // the worker builds the inputs, a slice at a time
+  parse.models = &models_;
   RunSpec spec = parse_run_spec(doc, parse);
+  // The recorded spec holds the model itself, not the id it was named by: results rebuild
+  // their systems from the header alone, on any machine.
+  if (spec.user_model && doc["model"].is_string())
+    doc["model"] = model_definition_json(*spec.model);
   std::string spec_json = doc.dump();
   check_header_size(spec, doc, spec_json.size());
   check_working_memory(spec, budget_.limit());

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "service/runspec/model_source.hpp"
 #include "service/server/job.hpp"
 #include "service/server/server_options.hpp"
 #include "ukes/v1/ukes.pb.h"
@@ -56,6 +57,8 @@ class JobManager {
   int threads_per_job() const { return threads_per_job_; }
   // Whether jobs may run on the GPU (a usable one exists and --device is not cpu).
   bool gpu_ready() const { return gpu_ready_; }
+  // User models registered with this server (RegisterModel), which specs may name by id.
+  ModelRegistry& models() { return models_; }
 
   // Cancels everything, stops the workers, removes spill files (and the data directory when it
   // was created here).
@@ -67,6 +70,7 @@ class JobManager {
   std::string new_job_id();
 
   const ServerOptions options_;
+  ModelRegistry models_;
   std::string data_dir_;
   bool own_data_dir_ = false;
   int threads_per_job_ = 1;

@@ -9,7 +9,10 @@
 #include "service/engine/version.hpp"
 #include "service/protocol/metadata.hpp"
 #include "service/protocol/model_proto.hpp"
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
+#include "service/runspec/run_spec.hpp"
+#include "service/runspec/spec_text.hpp"
 #include "service/server/log.hpp"
 
 namespace ukes::server {
@@ -265,7 +268,31 @@ UKES_UNARY_METHODS(UKES_DEFINE_RAW_UNARY)
 grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const v1::ListModelsRequest&,
                                       v1::ListModelsResponse& response) {
   for (const auto& m : catalogue_info()) model_to_proto(m, response.add_models());
+  for (const auto& m : jobs_.models().list()) model_to_proto(*m, response.add_models());
   return grpc::Status::OK;
+}
+
+grpc::Status UkesService::register_model(grpc::CallbackServerContext* context,
+                                         const v1::RegisterModelRequest& request,
+                                         v1::RegisterModelResponse& response) {
+  try {
+    if (request.definition_json().size() > kMaxDefinitionBytes)
+      throw LimitError("definition_json",
+                       "larger than " + std::to_string(kMaxDefinitionBytes) + " bytes");
+    const nlohmann::json doc = parse_spec_text(request.definition_json());
+    const auto model = jobs_.models().add(user_model_from_json(doc, "definition"));
+    response.set_model_id(model_id(*model));
+    model_to_proto(*model, response.mutable_model());
+    log_event(LogLevel::kInfo, "model_registered",
+              {{"peer", context->peer()}, {"model_id", model_id(*model)}});
+    return grpc::Status::OK;
+  } catch (const LimitError& e) {
+    context->AddTrailingMetadata(kFieldMetadataKey, e.field());
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};
+  } catch (const SpecError& e) {
+    context->AddTrailingMetadata(kFieldMetadataKey, e.field());
+    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+  }
 }
 
 grpc::Status UkesService::describe_model(grpc::CallbackServerContext*,
@@ -273,7 +300,8 @@ grpc::Status UkesService::describe_model(grpc::CallbackServerContext*,
                                          v1::DescribeModelResponse& response) {
   if (request.name().empty())
     return {grpc::StatusCode::INVALID_ARGUMENT, "name: must not be empty"};
-  const ModelInfo* m = find_model(request.name());
+  const auto registered = jobs_.models().find(request.name());
+  const ModelInfo* m = registered ? registered.get() : find_model(request.name());
   if (m == nullptr)
     return {grpc::StatusCode::NOT_FOUND,
             "name: unknown model '" + printable_text(request.name(), kMaxQuotedFieldBytes) + "'"};

@@ -15,6 +15,7 @@ namespace ukes::server {
 #define UKES_UNARY_METHODS(X)       \
   X(ListModels, list_models)        \
   X(DescribeModel, describe_model)  \
+  X(RegisterModel, register_model)  \
   X(GetServerInfo, get_server_info) \
   X(SubmitJob, submit_job)          \
   X(GetJob, get_job)                \
@@ -31,7 +32,8 @@ using RawUkesService = v1::UkesService::WithRawCallbackMethod_ListModels<
                     v1::UkesService::WithRawCallbackMethod_Simulate<
                         v1::UkesService::WithRawCallbackMethod_GetJob<
                             v1::UkesService::WithRawCallbackMethod_CancelJob<
-                                v1::UkesService::Service>>>>>>>>;
+                                v1::UkesService::WithRawCallbackMethod_RegisterModel<
+                                    v1::UkesService::Service>>>>>>>>>;
 
 // Counts open result streams against ServerOptions::max_streams.
 class StreamLimit {
@@ -78,6 +80,9 @@ class UkesService final : public RawUkesService {
   grpc::Status describe_model(grpc::CallbackServerContext* context,
                               const v1::DescribeModelRequest& request,
                               v1::DescribeModelResponse& response);
+  grpc::Status register_model(grpc::CallbackServerContext* context,
+                              const v1::RegisterModelRequest& request,
+                              v1::RegisterModelResponse& response);
   grpc::Status get_server_info(grpc::CallbackServerContext* context,
                                const v1::GetServerInfoRequest& request,
                                v1::GetServerInfoResponse& response);

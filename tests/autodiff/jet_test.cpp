@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace ukes {
 namespace {
@@ -326,6 +327,183 @@ TEST(Jet, VariesExactlyWhenASeedReachesIt) {
   EXPECT_CLOSE(r.gradient(1), -0.4 / (1.3 * 1.3), 1e-15);
   // Its motion coefficient comes from q alone (x and y do not move): cos(q) q' x^2 + q' / y.
   EXPECT_CLOSE(r.c1, std::cos(0.4) * 1.5 * 0.49 + 1.5 / -1.3, 1e-15);
+}
+
+// ---------------------------------------------------------------- the expression language's
+// functions
+
+// A function of one variable, written once for plain numbers and jets.
+struct Unary {
+  const char* name;
+  double (*plain)(double);
+  Jet<double, 0> (*taylor)(const Jet<double, 0>&);
+  Jet<double, 1> (*dual)(const Jet<double, 1>&);
+  double x0;  // a point of its domain, away from kinks
+};
+#define UKES_UNARY(f, x0)                                                                        \
+  Unary {                                                                                        \
+#f, [](double x) { return double(f(x)); },                                                   \
+                                            [](const Jet <double, 0>&                            \
+                                                   x) { return f(x); },                          \
+                                                                     [](const Jet <double, 1>&   \
+                                                                            x) { return f(x); }, \
+                                                                                              x0 \
+  }
+
+// g(s) = f(x0 + v s + w s^2): c1 = g'(0), c2 = g''(0) / 2 by central differences (h = 1e-4:
+// truncation ~ h^2, rounding of the second difference ~ eps / h^2 ~ 2e-8), and the gradient by
+// a central difference of f.
+template <class F>
+void expect_matches_differences(F f, double x0, double v, double w, double c0, double c1, double c2,
+                                double gradient) {
+  const double h = 1e-4;
+  const auto g = [&](double s) { return f(x0 + v * s + w * s * s); };
+  EXPECT_CLOSE(c0, g(0), 1e-15);
+  EXPECT_CLOSE(c1, (g(h) - g(-h)) / (2 * h), 1e-7);
+  EXPECT_CLOSE(2 * c2, (g(h) - 2 * g(0) + g(-h)) / (h * h), 2e-6);
+  EXPECT_CLOSE(gradient, (f(x0 + h) - f(x0 - h)) / (2 * h), 1e-7);
+}
+
+TEST(JetFunctions, EveryUnaryFunctionMatchesFiniteDifferences) {
+  const Unary functions[] = {UKES_UNARY(sin, 0.7),  UKES_UNARY(cos, -1.1),  UKES_UNARY(tan, 0.4),
+                             UKES_UNARY(asin, 0.3), UKES_UNARY(acos, -0.6), UKES_UNARY(atan, 1.7),
+                             UKES_UNARY(sinh, 0.8), UKES_UNARY(cosh, -0.9), UKES_UNARY(tanh, 0.5),
+                             UKES_UNARY(exp, -0.3), UKES_UNARY(log, 2.2),   UKES_UNARY(sqrt, 1.9),
+                             UKES_UNARY(abs, -1.4), UKES_UNARY(abs, 0.6),   UKES_UNARY(sign, -0.4)};
+  const double v = 0.9, w = -0.35;
+  for (const Unary& f : functions) {
+    SCOPED_TRACE(std::string(f.name) + " at " + std::to_string(f.x0));
+    const Jet<double, 0> t = f.taylor(Jet<double, 0>(f.x0, v, w));
+    const Jet<double, 1> d = f.dual(Jet<double, 1>::variable(f.x0, 0));
+    expect_matches_differences(f.plain, f.x0, v, w, t.c0, t.c1, t.c2, d.gradient(0));
+    EXPECT_EQ(d.c0, f.plain(f.x0));
+  }
+}
+
+// A function of two variables, written once for plain numbers and jets.
+struct Binary {
+  const char* name;
+  double (*plain)(double, double);
+  Jet<double, 0> (*taylor)(const Jet<double, 0>&, const Jet<double, 0>&);
+  Jet<double, 2> (*dual)(const Jet<double, 2>&, const Jet<double, 2>&);
+  double a0, b0;
+};
+#define UKES_BINARY(f, a0, b0)                                                                \
+  Binary {                                                                                    \
+#f, [](double a, double b) { return double(f(a, b)); },                                     \
+        [](const Jet<double, 0>& a, const Jet<double, 0>& b) { return Jet<double, 0>(f(a, b)); }, \
+        [](const Jet<double, 2>& a, const Jet<double, 2>& b) { return Jet<double, 2>(f(a, b)); }, \
+        a0, b0 \
+  }
+
+// Both arguments move along the curve; the gradient is checked by partial differences.
+TEST(JetFunctions, EveryBinaryFunctionMatchesFiniteDifferences) {
+  const Binary functions[] = {UKES_BINARY(atan2, 0.7, -1.2),   UKES_BINARY(atan2, -0.4, 0.9),
+                              UKES_BINARY(pow, 1.6, 0.7),      UKES_BINARY(pow, 0.8, -2.3),
+                              UKES_BINARY(hypot, 0.5, -1.3),   UKES_BINARY(jet_min, 0.4, 0.9),
+                              UKES_BINARY(jet_min, 1.1, -0.2), UKES_BINARY(jet_max, 0.4, 0.9),
+                              UKES_BINARY(jet_max, 1.1, -0.2)};
+  const double va = 0.6, wa = -0.25, vb = -0.8, wb = 0.4, h = 1e-4;
+  for (const Binary& f : functions) {
+    SCOPED_TRACE(std::string(f.name) + " at (" + std::to_string(f.a0) + ", " +
+                 std::to_string(f.b0) + ")");
+    const Jet<double, 0> t = f.taylor(Jet<double, 0>(f.a0, va, wa), Jet<double, 0>(f.b0, vb, wb));
+    using D = Jet<double, 2>;
+    const D d = f.dual(D::variable(f.a0, 0), D::variable(f.b0, 1));
+    const auto g = [&](double s) {
+      return f.plain(f.a0 + va * s + wa * s * s, f.b0 + vb * s + wb * s * s);
+    };
+    EXPECT_EQ(t.c0, f.plain(f.a0, f.b0));
+    EXPECT_EQ(d.c0, f.plain(f.a0, f.b0));
+    EXPECT_CLOSE(t.c1, (g(h) - g(-h)) / (2 * h), 1e-7);
+    EXPECT_CLOSE(2 * t.c2, (g(h) - 2 * g(0) + g(-h)) / (h * h), 2e-6);
+    EXPECT_CLOSE(d.gradient(0), (f.plain(f.a0 + h, f.b0) - f.plain(f.a0 - h, f.b0)) / (2 * h),
+                 1e-7);
+    EXPECT_CLOSE(d.gradient(1), (f.plain(f.a0, f.b0 + h) - f.plain(f.a0, f.b0 - h)) / (2 * h),
+                 1e-7);
+  }
+}
+
+// One argument constant: the other's derivatives alone, and the gradient only where a seed is.
+TEST(JetFunctions, BinaryFunctionsWithOneConstantArgument) {
+  using D = Jet<double, 2>;
+  const D x = D::variable(0.8, 0), c(1.7);
+  for (const D& r : {atan2(x, c), atan2(c, x), pow(x, c), pow(c, x), hypot(x, c), hypot(c, x)}) {
+    EXPECT_TRUE(r.varies);
+    EXPECT_EQ(r.gradient(1), 0.0);
+  }
+  EXPECT_CLOSE(pow(c, x).gradient(0), std::pow(1.7, 0.8) * std::log(1.7), 1e-15);
+  EXPECT_CLOSE(pow(x, c).gradient(0), 1.7 * std::pow(0.8, 0.7), 1e-15);
+  EXPECT_CLOSE(atan2(c, x).gradient(0), -1.7 / (1.7 * 1.7 + 0.64), 1e-15);
+  EXPECT_FALSE(pow(c, c).varies);
+}
+
+// A constant exponent takes the power rule, which holds at 0 and for negative bases where
+// exp(b log a) does not: d/dx x^2 = 2x, d/dx x^3 = 3 x^2.
+TEST(JetFunctions, PowerWithAConstantExponent) {
+  using J = Jet<double, 1>;
+  const J zero = pow(J::variable(0.0, 0, 1.5, 0.0), J(2.0));
+  EXPECT_EQ(zero.c0, 0.0);
+  EXPECT_EQ(zero.c1, 0.0);
+  EXPECT_EQ(zero.c2, 1.5 * 1.5);  // (v s)^2 = v^2 s^2
+  EXPECT_EQ(zero.gradient(0), 0.0);
+  const J cube = pow(J::variable(-2.0, 0), J(3.0));
+  EXPECT_EQ(cube.c0, -8.0);
+  EXPECT_CLOSE(cube.gradient(0), 12.0, 1e-15);
+  const J one = pow(J::variable(0.0, 0, 1.0, 0.0), J(1.0));
+  EXPECT_EQ(one.gradient(0), 1.0);
+  EXPECT_EQ(one.c2, 0.0);  // no 0 * inf from x^(b - 2)
+  const J constant = pow(J::variable(0.0, 0), J(0.0));
+  EXPECT_EQ(constant.c0, 1.0);
+  EXPECT_FALSE(constant.varies);
+}
+
+// Kinks (docs/MODEL_FORMAT.md): abs'(0) = 0, sign' = 0, min and max take the first operand on a
+// tie, hypot has no derivative at the origin.
+TEST(JetFunctions, KinksTakeTheDocumentedDerivatives) {
+  using J = Jet<double, 2>;
+  const J x = J::variable(0.0, 0, 2.0, 1.0), y = J::variable(0.0, 1, -1.0, 0.5);
+  const J a = abs(x);
+  EXPECT_EQ(a.c0, 0.0);
+  EXPECT_EQ(a.c1, 0.0);
+  EXPECT_EQ(a.c2, 0.0);
+  EXPECT_EQ(a.gradient(0), 0.0);
+  EXPECT_EQ(abs(J::variable(-3.0, 0, 2.0, 1.0)).gradient(0), -1.0);
+  EXPECT_EQ(abs(J::variable(-3.0, 0, 2.0, 1.0)).c1, -2.0);
+  for (double at : {-2.0, 0.0, 3.0}) {
+    const J s = sign(J::variable(at, 0, 1.0, 1.0));
+    EXPECT_EQ(s.c0, at < 0 ? -1.0 : at > 0 ? 1.0 : 0.0);
+    EXPECT_EQ(s.c1, 0.0);
+    EXPECT_EQ(s.c2, 0.0);
+    EXPECT_FALSE(s.varies);
+  }
+  EXPECT_EQ(jet_min(x, y).gradient(0), 1.0);  // tie: the first operand
+  EXPECT_EQ(jet_min(x, y).c1, 2.0);
+  EXPECT_EQ(jet_max(x, y).gradient(0), 1.0);
+  EXPECT_EQ(jet_max(x, y).gradient(1), 0.0);
+  EXPECT_EQ(jet_min(2.0, 2.0), 2.0);
+  EXPECT_EQ(jet_max(-1.0, 3.0), 3.0);
+  const J h = hypot(x, y);
+  EXPECT_EQ(h.c0, 0.0);
+  EXPECT_EQ(h.c1, 0.0);
+  EXPECT_EQ(h.gradient(0), 0.0);
+  EXPECT_EQ(h.gradient(1), 0.0);
+}
+
+// Float jets of the new functions agree with double ones to float accuracy.
+TEST(JetFunctions, FloatAgreesWithDouble) {
+  using F = Jet<float, 1>;
+  using D = Jet<double, 1>;
+  const F xf = F::variable(0.45f, 0, 0.7f, -0.2f);
+  const D xd = D::variable(0.45, 0, 0.7, -0.2);
+  const F rf = tan(xf) + asin(xf) * acos(xf) + atan(xf) + sinh(xf) * cosh(xf) + tanh(xf) +
+               log(F(2.0f) + xf) + pow(F(1.5f) + xf, xf) + atan2(xf, F(0.3f)) + hypot(xf, F(1.0f));
+  const D rd = tan(xd) + asin(xd) * acos(xd) + atan(xd) + sinh(xd) * cosh(xd) + tanh(xd) +
+               log(D(2.0) + xd) + pow(D(1.5) + xd, xd) + atan2(xd, D(0.3)) + hypot(xd, D(1.0));
+  EXPECT_CLOSE(rf.c0, rd.c0, 1e-5);
+  EXPECT_CLOSE(rf.c1, rd.c1, 1e-5);
+  EXPECT_CLOSE(rf.c2, rd.c2, 1e-5);
+  EXPECT_CLOSE(rf.gradient(0), rd.gradient(0), 1e-5);
 }
 
 }  // namespace

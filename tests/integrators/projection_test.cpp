@@ -131,7 +131,7 @@ TEST(Projection, LinearRowsPositionsAndVelocitiesLeastChange) {
     const VectorXd q_old = to_eigen(q), qd_old = to_eigen(qd);
 
     // Positions: rows linear in q, so one Gauss–Newton step is exact.
-    ASSERT_TRUE((project_positions<LinearRows, double>(q, t, p, proj(1e-13, 1))));
+    ASSERT_TRUE((project_positions<LinearRows, double>(LinearRows{}, q, t, p, proj(1e-13, 1))));
     VectorXd r(2);
     r << 0.5 * t + p[0], 1.0;
     const VectorXd q_star = least_change(M, Ap, q_old, r);
@@ -143,7 +143,8 @@ TEST(Projection, LinearRowsPositionsAndVelocitiesLeastChange) {
         << "M-orthogonal to the tangent space";
 
     // Velocities: rows phid = Ap qd - (0.5, 0), psi = qd3 + q0 qd2 - 0.5.
-    ASSERT_TRUE((project_velocities<LinearRows, double>(q, qd, t, p, proj(1e-13, 1))));
+    ASSERT_TRUE(
+        (project_velocities<LinearRows, double>(LinearRows{}, q, qd, t, p, proj(1e-13, 1))));
     MatrixXd A(3, 4);
     A << Ap, 0, 0, q_new(0), 1;
     VectorXd rv(3);
@@ -156,7 +157,7 @@ TEST(Projection, LinearRowsPositionsAndVelocitiesLeastChange) {
     EXPECT_LE((N.transpose() * M * (qd_new - qd_old)).norm(),
               1e-13 * (1 + (qd_new - qd_old).norm()));
     // The constraint form agrees: phi, phid and psi are all ~0 now.
-    const auto f = constraint_form<LinearRows, double>(q, qd, t, p);
+    const auto f = constraint_form<LinearRows, double>(LinearRows{}, q, qd, t, p);
     EXPECT_LE(std::abs(f.value[0]) + std::abs(f.value[1]) + std::abs(f.value[2]), 3e-13);
     EXPECT_LE(std::abs(f.rate[0]) + std::abs(f.rate[1]), 2e-13);
   }
@@ -175,10 +176,10 @@ TEST(Projection, CircleRadialProjection) {
     q[1] = scale * L * std::sin(th);
     qd[0] = 0.4;
     qd[1] = -1.1;
-    ASSERT_TRUE((project_positions<Circle, double>(q, 0.0, p, proj(1e-12, 20))));
+    ASSERT_TRUE((project_positions<Circle, double>(Circle{}, q, 0.0, p, proj(1e-12, 20))));
     EXPECT_NEAR(q[0], L * std::cos(th), 1e-12);
     EXPECT_NEAR(q[1], L * std::sin(th), 1e-12);
-    ASSERT_TRUE((project_velocities<Circle, double>(q, qd, 0.0, p, proj(1e-12, 20))));
+    ASSERT_TRUE((project_velocities<Circle, double>(Circle{}, q, qd, 0.0, p, proj(1e-12, 20))));
     const double er[2] = {std::cos(th), std::sin(th)};
     const double radial = 0.4 * er[0] - 1.1 * er[1];
     EXPECT_NEAR(qd[0], 0.4 - radial * er[0], 1e-12);
@@ -193,30 +194,33 @@ TEST(Projection, ReportsNonConvergence) {
   Vec<double, 2> q;
   q[0] = 3.0;
   q[1] = 0.0;
-  EXPECT_FALSE((project_positions<Circle, double>(q, 0.0, p, proj(1e-12, 1))));
+  EXPECT_FALSE((project_positions<Circle, double>(Circle{}, q, 0.0, p, proj(1e-12, 1))));
   q[0] = 3.0;
-  EXPECT_TRUE((project_positions<Circle, double>(q, 0.0, p, proj(1e-12, 30))));
+  EXPECT_TRUE((project_positions<Circle, double>(Circle{}, q, 0.0, p, proj(1e-12, 30))));
 
   // Contradictory rows x = 0, x = 1: never met.
   const double pc[1] = {1.0};
   Vec<double, 2> qc;
   qc[0] = 0.3;
   qc[1] = 0.0;
-  EXPECT_FALSE((project_positions<Contradiction, double>(qc, 0.0, pc, proj(1e-12, 50))));
+  EXPECT_FALSE(
+      (project_positions<Contradiction, double>(Contradiction{}, qc, 0.0, pc, proj(1e-12, 50))));
   // The least-squares compromise x = 1/2 is where it stays.
   EXPECT_NEAR(qc[0], 0.5, 1e-12);
 
   // A mass matrix that is not positive definite.
   const double pbad[1] = {-1.0};
   qc[0] = 0.3;
-  EXPECT_FALSE((project_positions<Contradiction, double>(qc, 0.0, pbad, proj(1e-12, 50))));
+  EXPECT_FALSE(
+      (project_positions<Contradiction, double>(Contradiction{}, qc, 0.0, pbad, proj(1e-12, 50))));
   Vec<double, 2> qd = Vec<double, 2>::zero();
   const double pcircle_bad[2] = {-1.0, 1.0};
   Vec<double, 2> qq;
   qq[0] = 1.0;
   qq[1] = 0.0;
   qd[0] = 1.0;
-  EXPECT_FALSE((project_velocities<Circle, double>(qq, qd, 0.0, pcircle_bad, proj(1e-12, 5))));
+  EXPECT_FALSE(
+      (project_velocities<Circle, double>(Circle{}, qq, qd, 0.0, pcircle_bad, proj(1e-12, 5))));
 }
 
 // Already-consistent states are left untouched (no iteration is taken).
@@ -228,8 +232,8 @@ TEST(Projection, ConsistentStateUnchanged) {
   qd[0] = 0.0;
   qd[1] = 2.0;
   const Vec<double, 2> q0 = q, qd0 = qd;
-  EXPECT_TRUE((project_positions<Circle, double>(q, 0.0, p, proj(1e-12, 0))));
-  EXPECT_TRUE((project_velocities<Circle, double>(q, qd, 0.0, p, proj(1e-12, 0))));
+  EXPECT_TRUE((project_positions<Circle, double>(Circle{}, q, 0.0, p, proj(1e-12, 0))));
+  EXPECT_TRUE((project_velocities<Circle, double>(Circle{}, q, qd, 0.0, p, proj(1e-12, 0))));
   for (int j = 0; j < 2; ++j) {
     EXPECT_EQ(q[j], q0[j]);
     EXPECT_EQ(qd[j], qd0[j]);
@@ -246,9 +250,9 @@ TEST(Projection, FloatLinearRows) {
     qd[j] = qdv[j];
   }
   const ProjectionSettings<float> s{1e-5f, 3, default_rank_rtol<float>(3, 4)};
-  ASSERT_TRUE((project_positions<LinearRows, float>(q, 0.5f, p, s)));
-  ASSERT_TRUE((project_velocities<LinearRows, float>(q, qd, 0.5f, p, s)));
-  const auto f = constraint_form<LinearRows, float>(q, qd, 0.5f, p);
+  ASSERT_TRUE((project_positions<LinearRows, float>(LinearRows{}, q, 0.5f, p, s)));
+  ASSERT_TRUE((project_velocities<LinearRows, float>(LinearRows{}, q, qd, 0.5f, p, s)));
+  const auto f = constraint_form<LinearRows, float>(LinearRows{}, q, qd, 0.5f, p);
   for (int r = 0; r < 3; ++r) EXPECT_LE(std::abs(f.value[r]), 1e-5f) << r;
   for (int r = 0; r < 2; ++r) EXPECT_LE(std::abs(f.rate[r]), 1e-5f) << r;
   // Against the double closed form.

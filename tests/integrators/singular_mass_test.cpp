@@ -116,3 +116,43 @@ TEST(SingularMass, MasslessCoordinateIntegratesLikeTheReducedPendulum) {
 
 }  // namespace
 }  // namespace ukes
+
+namespace ukes {
+namespace {
+
+// The same pendulum written as a user model (docs/MODEL_FORMAT.md): the singular mass is solved
+// for on the user-model path alike.
+constexpr const char* kMasslessAngleDefinition = R"json({
+  "name": "massless_angle_pendulum",
+  "coordinates": ["x", "y", "th"],
+  "parameters": [{"name": "m", "value": 0.7}, {"name": "l", "value": 1.3},
+                 {"name": "g", "value": 9.81}, {"name": "th0", "value": 1.1},
+                 {"name": "thd0", "value": 0.4}],
+  "mass": {"diagonal": ["m", "m", 0]},
+  "force": [0, "-m * g", 0],
+  "position_constraints": ["x - l * sin(th)", "y + l * cos(th)"],
+  "initial_state": {"q": ["l * sin(th0)", "-l * cos(th0)", "th0"],
+                    "qd": ["l * cos(th0) * thd0", "l * sin(th0) * thd0", "thd0"]},
+  "t_end": 2.0
+})json";
+
+TEST(SingularMass, UserModelWithAMasslessCoordinateIntegratesLikeTheReducedPendulum) {
+  const auto model = make_user_model_info(parse_user_model_text(kMasslessAngleDefinition));
+  const Batch batch = Batch::defaults(*model, 1);
+  EnsembleSettings s = EnsembleSettings::for_model(*model);
+  s.method = Method::kRk4;
+  s.dt = 1e-3;
+  s.threads = 1;
+  BatchResults r;
+  run_ensemble_cpu(batch, s, r);
+  ASSERT_EQ(r.status[0], static_cast<int>(Status::kOk)) << status_name(Status(r.status[0]));
+  EXPECT_EQ(r.steps[0], 2000);
+  const double th_ref = reduced_pendulum(1.1, 0.4, 9.81 / 1.3, s.t_end, s.dt);
+  EXPECT_NEAR(r.q_at(2, 0), th_ref, 1e-9);
+  EXPECT_NEAR(r.q_at(0, 0), 1.3 * std::sin(th_ref), 1e-8);
+  EXPECT_NEAR(r.q_at(1, 0), -1.3 * std::cos(th_ref), 1e-8);
+  for (int k = 0; k < r.residual_slots; ++k) EXPECT_LT(r.residual_at(k, 0), 1e-9) << "slot " << k;
+}
+
+}  // namespace
+}  // namespace ukes

@@ -32,7 +32,7 @@ TEST(ChaplyginSleighModel, DefaultState) {
   Vec<double, 3> q, qd;
   Model::initial_state(p, q, qd);
   EXPECT_EQ(qd[1], 0.25);
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
+  const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p);
   EXPECT_NEAR(f.value[0], 0.0, 1e-15);
 }
 
@@ -42,7 +42,7 @@ TEST(ChaplyginSleighModel, ReferenceConstraintForm) {
     const double p[3] = {1 + 0.5 * u(), 0.1 + 0.05 * u(), 0.5 + 0.3 * u()};
     const Vec<double, 3> q{{3 * u(), 3 * u(), 4 * u()}};
     const Vec<double, 3> qd{{2 * u(), 2 * u(), 2 * u()}};
-    const auto f = constraint_form<Model, double>(q, qd, 1.0, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 1.0, p);
     const double th = q[2], a = p[2];
     EXPECT_NEAR(f.A(0, 0), -std::sin(th), 1e-15);
     EXPECT_NEAR(f.A(0, 1), std::cos(th), 1e-15);

@@ -86,7 +86,7 @@ TEST(DuffingModel, ReferenceConstraintForm) {
     const auto pa = p.array();
     const Vec<double, 2> q{{u(), u()}}, qd{{3 * u(), 3 * u()}};
     const double t = 2.5 + 1.25 * u();
-    const auto f = constraint_form<Model, double>(q, qd, t, pa.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, t, pa.data());
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_EQ(f.A(0, 1), -1.0);
     const double b = reference_b(p, t);
@@ -113,7 +113,7 @@ TEST(DuffingModel, ConstraintForceMatchesThesisEq68) {
     const double a1 = Q[0] / p.m1, a2 = Q[1] / p.m2;
     const double lam = p.m1 * p.m2 / (p.m1 + p.m2) * (reference_b(p, t) - a1 + a2);
     const auto e =
-        evaluate_dynamics<Model, double>(q, qd, t, pa.data(), DynamicsSettings<double>{});
+        evaluate_dynamics<Model, double>(Model{}, q, qd, t, pa.data(), DynamicsSettings<double>{});
     ASSERT_TRUE(e.mass_ok);
     const double scale = 1 + std::abs(lam);
     EXPECT_NEAR(e.Qc[0], lam, 1e-12 * scale);

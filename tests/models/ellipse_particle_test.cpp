@@ -44,7 +44,7 @@ TEST(EllipseParticleModel, ReferenceConstraintForm) {
     const Params p = {1, 2 + u(), 1 + 0.5 * u(), 9.81};
     const Vec<double, 2> q{{2 * u(), 2 * u()}}, qd{{3 * u(), 3 * u()}};
     const double ax2 = p[1] * p[1], by2 = p[2] * p[2];
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p.data());
     EXPECT_NEAR(f.A(0, 0), 2 * q[0] / ax2, 1e-14);
     EXPECT_NEAR(f.A(0, 1), 2 * q[1] / by2, 1e-14);
     const double b = -2 * (qd[0] * qd[0] / ax2 + qd[1] * qd[1] / by2);

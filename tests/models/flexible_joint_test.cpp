@@ -38,7 +38,7 @@ TEST(FlexibleJointModel, ConstraintFormMatchesReference) {
       q[j] = 3.0 * u();
       qd[j] = 2.0 * u();
     }
-    const auto f = constraint_form<Model, double>(q, qd, 1.0, kValues.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 1.0, kValues.data());
     // Reference: A = [1, 1, 0, 0], b = 0; psi = th1d + th2d.
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_EQ(f.A(0, 1), 1.0);

@@ -136,7 +136,7 @@ TEST(FourBarModel, ReferenceConstraintForm) {
     Mat89 A;
     Vec8 b;
     reference_form(p, to_eigen(q), to_eigen(qd), A, b);
-    const auto f = constraint_form<Model, double>(q, qd, 0.7, p.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.7, p.data());
     for (int r = 0; r < 8; ++r) {
       for (int j = 0; j < 9; ++j) EXPECT_NEAR(f.A(r, j), A(r, j), 1e-14) << r << "," << j;
       EXPECT_NEAR(f.b[r], b[r], 1e-12 * (1 + std::abs(b[r]))) << "row " << r;
@@ -222,7 +222,7 @@ TEST_F(FourBarRun, UkAccelerationEqualsKktSolution) {
       qv[j] = q[j];
       qdv[j] = qd[j];
     }
-    const auto e = evaluate_dynamics<Model, double>(qv, qdv, time_at(k), kDefaults.data(),
+    const auto e = evaluate_dynamics<Model, double>(Model{}, qv, qdv, time_at(k), kDefaults.data(),
                                                     DynamicsSettings<double>{});
     ASSERT_TRUE(e.mass_ok);
     EXPECT_EQ(e.rank, 8);

@@ -62,7 +62,7 @@ TEST(FrictionRingModel, ReferenceConstraintForm) {
   for (int trial = 0; trial < 20; ++trial) {
     const Params p = {1 + 0.5 * u(), 1 + 0.5 * u(), 9.81, 0.2, 1e-3};
     const Vec<double, 2> q{{2 * u(), 2 * u()}}, qd{{3 * u(), 3 * u()}};
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p.data());
     EXPECT_NEAR(f.A(0, 0), 2 * q[0], 1e-15);
     EXPECT_NEAR(f.A(0, 1), 2 * q[1], 1e-15);
     const double b = -2 * (qd[0] * qd[0] + qd[1] * qd[1]);
@@ -94,9 +94,10 @@ TEST(FrictionRingModel, VirtualWorkAndMOrthogonality) {
     Vec<double, 2> Q;
     Model::mass(q, t, p.data(), M);
     Model::force(q, qd, t, p.data(), Q);
-    const auto form = constraint_form<Model, double>(q, qd, t, p.data());
+    const auto form = constraint_form<Model, double>(Model{}, q, qd, t, p.data());
     const Vec<double, 1> b{{form.b[0]}};
-    const auto s = uk_solve(M, Q, form.A, b, ModelNonIdealForce<Model, double>{q, qd, t, p.data()});
+    const auto s =
+        uk_solve(M, Q, form.A, b, ModelNonIdealForce<Model, double>{Model{}, q, qd, t, p.data()});
     ASSERT_TRUE(s.mass_ok);
 
     // Normal force and friction by hand.
@@ -108,7 +109,8 @@ TEST(FrictionRingModel, VirtualWorkAndMOrthogonality) {
     const double cscale = 1 + std::hypot(C[0], C[1]);
 
     // Total force from the dynamics evaluation the integrator uses.
-    const auto e = evaluate_dynamics<Model, double>(q, qd, t, p.data(), DynamicsSettings<double>{});
+    const auto e =
+        evaluate_dynamics<Model, double>(Model{}, q, qd, t, p.data(), DynamicsSettings<double>{});
     ASSERT_TRUE(e.mass_ok);
     const Vec<double, 2> w{{-q[1], q[0]}};  // A w = 2 (-x y + y x) = 0
     EXPECT_NEAR(form.A(0, 0) * w[0] + form.A(0, 1) * w[1], 0.0, 1e-15);

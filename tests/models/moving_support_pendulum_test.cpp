@@ -55,7 +55,7 @@ TEST(MovingSupportPendulumModel, ReferenceConstraintForm) {
     const double t = 5 + 5 * u();
     const double xs = p[3] * std::sin(p[4] * t), xsd = p[3] * p[4] * std::cos(p[4] * t);
     const double xsdd = -p[3] * p[4] * p[4] * std::sin(p[4] * t);
-    const auto f = constraint_form<Model, double>(q, qd, t, p.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, t, p.data());
     EXPECT_NEAR(f.A(0, 0), 2 * (q[0] - xs), 1e-14);
     EXPECT_NEAR(f.A(0, 1), 2 * q[1], 1e-15);
     const double b =

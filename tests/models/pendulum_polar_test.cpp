@@ -43,7 +43,7 @@ TEST(PendulumPolarModel, ConstraintFormIsTheRodRow) {
     Vec<double, 2> q, qd;
     q[0] = 1.0 + 0.3 * u(), q[1] = 3.0 * u();
     qd[0] = u(), qd[1] = 4.0 * u();
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p);
     // phi = r - L: A = [1, 0], b = 0, phid = rd.
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_EQ(f.A(0, 1), 0.0);
@@ -67,7 +67,7 @@ TEST(PendulumPolarModel, ConstraintForceIsRodTensionAtRandomStates) {
     Vec<double, 2> q, qd;
     q[0] = L, q[1] = kPi * u();
     qd[0] = 0.0, qd[1] = 5.0 * u();
-    const auto e = evaluate_dynamics<Model, double>(q, qd, 0.0, p, {});
+    const auto e = evaluate_dynamics<Model, double>(Model{}, q, qd, 0.0, p, {});
     ASSERT_TRUE(e.mass_ok);
     const double T = tension(m, L, g, fx, q[1], qd[1]);
     EXPECT_NEAR(e.Qc[0], -T, 1e-12 * (1 + std::abs(T)));

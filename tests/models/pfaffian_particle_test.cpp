@@ -32,7 +32,7 @@ TEST(PfaffianParticleModel, ReferenceConstraintForm) {
   const double p[2] = {1.0, 9.81};
   for (int trial = 0; trial < 20; ++trial) {
     const Vec<double, 3> q{{u(), u(), u()}}, qd{{u(), u(), u()}};
-    const auto f = constraint_form<Model, double>(q, qd, 0.3, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.3, p);
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_NEAR(f.A(0, 1), 2 * q[2], 1e-15);
     EXPECT_EQ(f.A(0, 2), 1.0);

@@ -33,7 +33,8 @@ TEST(ProjectilePolarModel, DefaultState) {
 TEST(ProjectilePolarModel, AccelerationIsGravityInPolarForm) {
   const double p[1] = {kG};
   const Vec<double, 2> q{{1.7, 0.4}}, qd{{-0.3, 1.1}};
-  const auto e = evaluate_dynamics<Model, double>(q, qd, 0.0, p, DynamicsSettings<double>{});
+  const auto e =
+      evaluate_dynamics<Model, double>(Model{}, q, qd, 0.0, p, DynamicsSettings<double>{});
   ASSERT_TRUE(e.mass_ok);
   EXPECT_EQ(e.Qc[0], 0.0);
   EXPECT_EQ(e.Qc[1], 0.0);

@@ -44,7 +44,7 @@ TEST(ScaraModel, DefaultInitialConditionAndItsConstraintError) {
   }
   Vec<double, 4> q, qd;
   for (int j = 0; j < 4; ++j) q[j] = info->q0[j], qd[j] = info->qd0[j];
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+  const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, kValues.data());
   for (int r = 0; r < 4; ++r) {
     EXPECT_NEAR(f.value[r], kPhi0[r], 5e-7) << r;
     EXPECT_NEAR(f.rate[r], kPhid0[r], 5e-7) << r;
@@ -58,7 +58,7 @@ TEST(ScaraModel, ConstraintFormMatchesPaperEq49) {
     Vec<double, 4> q, qd;
     for (int j = 0; j < 4; ++j) q[j] = kPi * u(), qd[j] = 2 * u();
     const double t = 5 * (1 + u());
-    const auto f = constraint_form<Model, double>(q, qd, t, kValues.data());
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, t, kValues.data());
     const double s1 = std::sin(q[0]), c1 = std::cos(q[0]);
     const double s12 = std::sin(q[0] + q[1]), c12 = std::cos(q[0] + q[1]);
     const double w12 = qd[0] + qd[1];
@@ -115,7 +115,7 @@ SystemRun run_scara(double alpha, double beta, int samples) {
 ConstraintForm<Model, double> initial_form(const BatchResults& r) {
   Vec<double, 4> q, qd;
   for (int j = 0; j < 4; ++j) q[j] = r.traj_q_at(0, 0, j), qd[j] = r.traj_qd_at(0, 0, j);
-  return constraint_form<Model, double>(q, qd, 0.0, kValues.data());
+  return constraint_form<Model, double>(Model{}, q, qd, 0.0, kValues.data());
 }
 
 // Where a run stopped and the status it reported.

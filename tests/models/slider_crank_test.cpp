@@ -79,7 +79,7 @@ TEST(SliderCrankModel, ConstraintFormMatchesHandDerivation) {
     Vec<double, 3> q, qd;
     q[0] = kPi * u(), q[1] = u(), q[2] = 0.4 * u();
     qd[0] = 10 * u(), qd[1] = 5 * u(), qd[2] = u();
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p);
     const double st = std::sin(q[0]), ct = std::cos(q[0]), sp = std::sin(q[1]), cp = std::cos(q[1]);
     const double A[2][3] = {{-a * st, -l * sp, -1.0}, {a * ct, -l * cp, 0.0}};
     const double b[2] = {a * ct * qd[0] * qd[0] + l * cp * qd[1] * qd[1],

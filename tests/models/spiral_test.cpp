@@ -49,7 +49,7 @@ TEST(SpiralModel, ConstraintFormMatchesReference) {
     qd[0] = 5.0 * u();
     qd[1] = 5.0 * u();
     const double t = 20.0 * (u() + 1.0) / 2.0;
-    const auto f = constraint_form<Model, double>(q, qd, t, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, t, p);
     const double ekt = std::exp(k * q[1]);
     // Reference: A = [[1, -k e^{k theta}], [0, 1]], b = [k^2 e^{k theta} thetad^2, 0].
     EXPECT_EQ(f.A(0, 0), 1.0);

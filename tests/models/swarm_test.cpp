@@ -72,7 +72,7 @@ TEST(SwarmModel, DefaultInitialCondition) {
     q[j] = info->q0[j];
     qd[j] = info->qd0[j];
   }
-  const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
+  const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p);
   double norm = 0;
   for (int r = 0; r < kN; ++r) norm += f.value[r] * f.value[r];
   norm = std::sqrt(norm);
@@ -93,7 +93,7 @@ TEST(SwarmModel, ConstraintFormMatchesReference) {
       q[j] = qs[j];
       qd[j] = qds[j];
     }
-    const auto f = constraint_form<Model, double>(q, qd, 0.3, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.3, p);
     const State g = grad_sum(qs, a), b = reference_b(qs, qds, a);
     for (int r = 0; r < kN; ++r) {
       for (int j = 0; j < kN; ++j) EXPECT_EQ(f.A(r, j), r == j ? 1.0 : 0.0) << r << "," << j;

@@ -49,7 +49,7 @@ TEST(TwoRodPendulumModel, ConstraintFormMatchesReference) {
       q[j] = u();
       qd[j] = 3.0 * u();
     }
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, p);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, p);
     // Reference (rows halved): A = [[x, y, z], [x - L1, y, z - L2]], b = -|qd|^2 [1, 1].
     const double Aref[2][3] = {{q[0], q[1], q[2]}, {q[0] - L1, q[1], q[2] - L2}};
     const double v2 = qd[0] * qd[0] + qd[1] * qd[1] + qd[2] * qd[2];
@@ -79,11 +79,11 @@ TEST(TwoRodPendulumModel, UkAccelerationMatchesThesisEq78) {
                          r1[0] * r2[1] - r1[1] * r2[0]};
     const double speed = 5.0 * u();
     for (int j = 0; j < 3; ++j) qd[j] = speed * n[j];
-    const auto f = constraint_form<Model, double>(q, qd, 0.0, kDefaults);
+    const auto f = constraint_form<Model, double>(Model{}, q, qd, 0.0, kDefaults);
     ASSERT_LT(std::abs(f.value[0]) + std::abs(f.value[1]), 1e-14);
     ASSERT_LT(std::abs(f.rate[0]) + std::abs(f.rate[1]), 1e-13 * (1 + std::abs(speed)));
 
-    const auto e = evaluate_dynamics<Model, double>(q, qd, 0.0, kDefaults, {});
+    const auto e = evaluate_dynamics<Model, double>(Model{}, q, qd, 0.0, kDefaults, {});
     ASSERT_TRUE(e.mass_ok);
     const double x = q[0], y = q[1], z = q[2];
     const double al = qd[0] * qd[0] + qd[1] * qd[1] + qd[2] * qd[2];

@@ -113,7 +113,7 @@ template <class Model>
 ::testing::AssertionResult on_constraint_set(const Vec<double, Model::kN>& q,
                                              const Vec<double, Model::kN>& qd, double t,
                                              const double* p, double value_tol, double rate_tol) {
-  const auto f = constraint_form<Model, double>(q, qd, t, p);
+  const auto f = constraint_form<Model, double>(Model{}, q, qd, t, p);
   bool ok = true;
   ::testing::Message off;
   for (int r = 0; r < kRows<Model>; ++r) {

@@ -79,7 +79,7 @@ template <class Model>
 void check_form_at(const QVec<Model>& q, const QVec<Model>& qd, double t, const double* p,
                    FdStats& st) {
   constexpr int n = Model::kN, mp = Model::kPositionRows, mv = Model::kVelocityRows;
-  const ConstraintForm<Model, double> f = constraint_form<Model, double>(q, qd, t, p);
+  const ConstraintForm<Model, double> f = constraint_form<Model, double>(Model{}, q, qd, t, p);
   const double hq = 1e-3;
 
   for (int r = 0; r < mp; ++r) {
@@ -136,7 +136,7 @@ void check_form_at(const QVec<Model>& q, const QVec<Model>& qd, double t, const 
   if constexpr (mp > 0) {
     Mat<double, mp, n> Ap;
     Vec<double, mp> phi;
-    position_rows_with_jacobian<Model, double>(q, t, p, Ap, phi);
+    position_rows_with_jacobian<Model, double>(Model{}, q, t, p, Ap, phi);
     for (int r = 0; r < mp; ++r) {
       EXPECT_NEAR(phi[r], f.value[r], 1e-13 * (1 + std::abs(phi[r])));
       for (int j = 0; j < n; ++j) EXPECT_EQ(Ap(r, j), f.A(r, j));
@@ -225,7 +225,7 @@ TEST(ConstraintForm, MixedRowsClosedForm) {
   qd[0] = xd;
   qd[1] = yd;
   qd[2] = zd;
-  const auto f = constraint_form<Mixed, double>(q, qd, t, p);
+  const auto f = constraint_form<Mixed, double>(Mixed{}, q, qd, t, p);
   const double e = 1e-14;
   // phi0
   EXPECT_NEAR(f.value[0], x * y - std::sin(t) * z + p[0], e);
@@ -259,7 +259,7 @@ TEST(ConstraintForm, MixedRowsClosedForm) {
     qdf[j] = float(qd[j]);
   }
   const float pf[1] = {0.25f};
-  const auto ff = constraint_form<Mixed, float>(qf, qdf, float(t), pf);
+  const auto ff = constraint_form<Mixed, float>(Mixed{}, qf, qdf, float(t), pf);
   for (int r = 0; r < 4; ++r) {
     EXPECT_NEAR(ff.b[r], f.b[r], 1e-5 * (1 + std::abs(f.b[r])));
     EXPECT_NEAR(ff.value[r], f.value[r], 1e-5 * (1 + std::abs(f.value[r])));
@@ -296,7 +296,7 @@ TEST(ConstraintForm, StabilizedRhs) {
   qd[1] = 1.1;
   qd[2] = 0.4;
   const double p[1] = {1.0};
-  const auto f = constraint_form<Mixed, double>(q, qd, 0.9, p);
+  const auto f = constraint_form<Mixed, double>(Mixed{}, q, qd, 0.9, p);
   const double alpha = 2.5, beta = 7.0;
   const Vec<double, 4> bs = stabilized_rhs(f, alpha, beta);
   for (int r = 0; r < 2; ++r)
@@ -322,7 +322,7 @@ TEST(ConstraintForm, DuffingReference) {
     q[1] = -0.1;
     qd[0] = 1.0;
     qd[1] = 2.0;
-    const auto f = constraint_form<D, double>(q, qd, t, p);
+    const auto f = constraint_form<D, double>(D{}, q, qd, t, p);
     EXPECT_EQ(f.A(0, 0), 1.0);
     EXPECT_EQ(f.A(0, 1), -1.0);
     const double b =

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/backend/cuda/device_buffer.cuh"
+#include "kernels/backend/cuda/device_program.cuh"
 #include "kernels/backend/cuda/device_statistics.hpp"
 #include "kernels/backend/cuda/device_sweep.cuh"
 #include "kernels/backend/cuda/integrate_batch.cuh"
@@ -208,9 +209,18 @@ class ChunkedRun {
       : req_(request), report_(report), settings_(to_run_settings<T>(*request.settings)) {
     // Device code must never see the host's flag: it reads the mapped word that wait() raises.
     settings_.cancel = stop_word_.device_word();
-    widths_.n = Model::kN;
-    widths_.params = kParamCount<Model>;
-    widths_.residual_slots = kResidualSlots<Model>;
+    // The host arrays have the model's own widths (a bucket's padding lives only in the kernels).
+    if constexpr (BucketModel<Model>) {
+      const ModelShape shape = request.input.program->shape;
+      widths_.n = shape.n;
+      widths_.params = shape.params;
+      widths_.residual_slots = shape.residual_slots();
+      program_ = std::make_unique<DeviceProgram>(*request.input.program);
+    } else {
+      widths_.n = Model::kN;
+      widths_.params = kParamCount<Model>;
+      widths_.residual_slots = kResidualSlots<Model>;
+    }
     total_ = request.input.count;
     const EnsembleSettings& s = *request.settings;
     path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>,
@@ -323,7 +333,8 @@ class ChunkedRun {
     if (sweep_)
       sweep_->generate(slot.device.inputs.data(), count, widths_.params, widths_.n,
                        req_.sweep_first + begin, stream);
-    const BatchInputView d_in = slot.device.input_view(widths_, count);
+    BatchInputView d_in = slot.device.input_view(widths_, count);
+    if (program_) d_in.program = program_->get();
     const BatchOutputView d_out = slot.device.output_view(widths_, count);
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
@@ -431,6 +442,7 @@ class ChunkedRun {
   ResidentSummaries resident_;
   std::unique_ptr<SolverHandle> solver_;
   std::unique_ptr<DeviceSweep> sweep_;
+  std::unique_ptr<DeviceProgram> program_;  // a user model's, for the whole run
   std::array<PipelineSlot, 2> slots_;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.
   std::array<std::unique_ptr<StagedDeviceBuffers<Model, T>>, 2> warp_buffers_;

@@ -11,6 +11,7 @@
 #include "kernels/backend/cuda/run_model.hpp"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
 #include "kernels/models/catalogue.hpp"
+#include "kernels/models/user/buckets.hpp"
 
 namespace ukes::cuda {
 namespace {
@@ -68,8 +69,10 @@ int probe(GpuDeviceInfo* info, char* why, std::size_t capacity) {
 
 int run(const GpuRunRequest* request, GpuRunReport* report, char* error, std::size_t capacity) {
   try {
-    const bool found =
-        dispatch_model(request->model, [&]<class M>() { run_model_on_gpu<M>(*request, *report); });
+    const auto run_on_gpu = [&]<class M>() { run_model_on_gpu<M>(*request, *report); };
+    const bool found = request->user_bucket > 0
+                           ? dispatch_user_bucket(request->user_bucket, run_on_gpu)
+                           : dispatch_model(request->model, run_on_gpu);
     if (!found) {
       write(error, capacity, std::string("unknown model: ") + request->model);
       return 1;

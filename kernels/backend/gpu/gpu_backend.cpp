@@ -131,6 +131,7 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
   results.backend = "gpu";
   GpuRunRequest request;
   request.model = batch.model->name.c_str();
+  request.user_bucket = batch.model->user ? batch.model->user->bucket : 0;
   request.settings = &s;
   request.input = batch.view();
   request.output = results.view();

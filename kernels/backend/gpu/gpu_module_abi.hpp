@@ -16,7 +16,7 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 1;
+inline constexpr int kGpuModuleAbi = 2;
 
 struct GpuDeviceInfo {
   char name[256] = {};
@@ -32,7 +32,10 @@ struct GpuDeviceInfo {
 // One batch to integrate. The arrays are host memory with the layouts of batch_layout.hpp, sized
 // by the caller for the whole batch (BatchResults::allocate).
 struct GpuRunRequest {
-  const char* model = nullptr;  // catalogue name
+  const char* model = nullptr;  // catalogue name (built-in models)
+  // A user model's bucket (kernels/models/user/buckets.hpp), 0 for a built-in; its program is
+  // input.program, in host memory (the module copies it to the device).
+  int user_bucket = 0;
   const EnsembleSettings* settings = nullptr;
   BatchInputView input;
   BatchOutputView output;

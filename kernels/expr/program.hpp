@@ -1,0 +1,185 @@
+// A compiled model program and its evaluator, __host__ __device__: what a user model
+// (kernels/models/user/user_model.hpp) runs for its mass matrix, forces and constraint rows.
+//
+// A program is straight-line code for a register machine, one segment per model function, made
+// by kernels/expr/compiler.hpp from the definition's expressions. Every value lives in a register
+// (the compiler proves at most kMaxRegisters are alive at once), so an evaluation needs no heap
+// and no names: user identifiers never reach this level. The scalar S is the working precision or
+// a Jet (kernels/autodiff/jet.hpp), so the same program yields values and, for constraint rows,
+// the derivatives the UK equation needs; parameters and constants arrive as plain numbers.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/autodiff/jet.hpp"
+#include "kernels/expr/operations.hpp"
+
+// X(Name): the model functions a program holds.
+// clang-format off
+#define UKES_EXPR_SEGMENTS(X) \
+  X(Mass) X(Force) X(PositionRows) X(VelocityRows) X(NonIdealForce) X(InitialQ) X(InitialQd)
+// clang-format on
+
+namespace ukes::expr {
+
+enum class Segment : int {
+#define UKES_EXPR_SEGMENT_ENUM(Name) k##Name,
+  UKES_EXPR_SEGMENTS(UKES_EXPR_SEGMENT_ENUM)
+#undef UKES_EXPR_SEGMENT_ENUM
+      kCount
+};
+inline constexpr int kSegmentCount = static_cast<int>(Segment::kCount);
+
+// Values alive at once in a program: the evaluator's register file.
+inline constexpr int kMaxRegisters = 64;
+
+// dst = op(a, b, c) over registers; loads read input `a`; Store writes output a from register b.
+struct Instruction {
+  std::uint16_t op, dst, a, b, c;
+};
+
+// Trivially copyable: points at host or device memory.
+struct ProgramView {
+  const Instruction* code = nullptr;
+  const double* constants = nullptr;
+  std::int32_t begin[kSegmentCount] = {}, end[kSegmentCount] = {};  // instruction ranges
+  std::int32_t registers = 0;
+};
+
+// What a segment reads. q, qd, qc have the model's n entries (qd: velocity-level segments only;
+// qc, the ideal constraint force: the non-ideal force only); p its parameters.
+template <class S, class T>
+struct Inputs {
+  const S* q = nullptr;
+  const S* qd = nullptr;
+  S t{};
+  const T* p = nullptr;
+  const S* qc = nullptr;
+};
+
+namespace detail {
+
+template <class S>
+UKES_HD UKES_INLINE S truth(bool b) {
+  return b ? S(1) : S(0);
+}
+
+// Unary and binary functions and operators (moves and `if` are the evaluator's).
+template <class S>
+UKES_HD S apply(Op op, const S& x, const S& y) {
+  switch (op) {
+    case Op::kAdd:
+      return x + y;
+    case Op::kSub:
+      return x - y;
+    case Op::kMul:
+      return x * y;
+    case Op::kDiv:
+      return x / y;
+    case Op::kNeg:
+      return -x;
+    case Op::kLt:
+      return truth<S>(value_of(x) < value_of(y));
+    case Op::kLe:
+      return truth<S>(value_of(x) <= value_of(y));
+    case Op::kGt:
+      return truth<S>(value_of(x) > value_of(y));
+    case Op::kGe:
+      return truth<S>(value_of(x) >= value_of(y));
+    case Op::kEq:
+      return truth<S>(value_of(x) == value_of(y));
+    case Op::kNe:
+      return truth<S>(value_of(x) != value_of(y));
+    case Op::kAnd:
+      return truth<S>(value_of(x) != 0 && value_of(y) != 0);
+    case Op::kOr:
+      return truth<S>(value_of(x) != 0 || value_of(y) != 0);
+    case Op::kNot:
+      return truth<S>(value_of(x) == 0);
+    case Op::kSin:
+      return sin(x);
+    case Op::kCos:
+      return cos(x);
+    case Op::kTan:
+      return tan(x);
+    case Op::kAsin:
+      return asin(x);
+    case Op::kAcos:
+      return acos(x);
+    case Op::kAtan:
+      return atan(x);
+    case Op::kSinh:
+      return sinh(x);
+    case Op::kCosh:
+      return cosh(x);
+    case Op::kTanh:
+      return tanh(x);
+    case Op::kExp:
+      return exp(x);
+    case Op::kLog:
+      return log(x);
+    case Op::kSqrt:
+      return sqrt(x);
+    case Op::kAbs:
+      return abs(x);
+    case Op::kSign:
+      return sign(x);
+    case Op::kAtan2:
+      return atan2(x, y);
+    case Op::kPow:
+      return pow(x, y);
+    case Op::kHypot:
+      return hypot(x, y);
+    case Op::kMin:
+      return jet_min(x, y);  // the chosen operand's value and derivatives
+    case Op::kMax:
+      return jet_max(x, y);
+    default:
+      return S(NAN);  // the compiler emits no other instruction here
+  }
+}
+
+}  // namespace detail
+
+// Runs one segment: store(k, value) for each of its outputs. Mass entries come as k = i n + j for
+// every (i, j); the other segments' k is the coordinate or row index.
+template <int kRegisters, class S, class T, class Store>
+UKES_HD void run_segment(const ProgramView& program, Segment segment, const Inputs<S, T>& in,
+                         Store&& store) {
+  S r[kRegisters];
+  const int s = static_cast<int>(segment);
+  for (int pc = program.begin[s]; pc < program.end[s]; ++pc) {
+    const Instruction i = program.code[pc];
+    switch (static_cast<Op>(i.op)) {
+      case Op::kLoadQ:
+        r[i.dst] = in.q[i.a];
+        break;
+      case Op::kLoadQd:
+        r[i.dst] = in.qd[i.a];
+        break;
+      case Op::kLoadT:
+        r[i.dst] = in.t;
+        break;
+      case Op::kLoadParam:
+        r[i.dst] = S(in.p[i.a]);
+        break;
+      case Op::kLoadConst:
+        r[i.dst] = S(T(program.constants[i.a]));
+        break;
+      case Op::kLoadQc:
+        r[i.dst] = in.qc[i.a];
+        break;
+      case Op::kStore:
+        store(static_cast<int>(i.a), r[i.b]);
+        break;
+      case Op::kIf:
+        r[i.dst] = value_of(r[i.a]) != 0 ? r[i.b] : r[i.c];
+        break;
+      default:
+        r[i.dst] = detail::apply(static_cast<Op>(i.op), r[i.a], r[i.b]);
+        break;
+    }
+  }
+}
+
+}  // namespace ukes::expr

@@ -1,0 +1,113 @@
+// A model defined at run time (docs/MODEL_FORMAT.md): its compiled program (kernels/expr/) run
+// by the same kernels as a built-in model.
+//
+// Kernels size their arrays at compile time, so a user model runs in a bucket: UserModel<K> holds
+// any model with at most K coordinates and K constraint rows. Past the model's own sizes the
+// bucket is padding that changes no number of the model: unit mass and zero force on the extra
+// coordinates (which stay at rest), zero constraint rows, and loops, error norms and
+// pseudoinverses that stop at the model's sizes (ModelShape, kernels/models/model_concept.hpp).
+// A model therefore gives what it gives as a built-in of its exact size, up to the order in
+// which its expressions are written.
+#pragma once
+
+#include "kernels/expr/program.hpp"
+#include "kernels/models/model_concept.hpp"
+
+namespace ukes {
+
+// What the kernels read of a compiled user model; lives where the kernels run (host or device
+// memory) for the whole run, and travels in BatchInputView::program.
+struct UserModelProgram {
+  expr::ProgramView code;
+  ModelShape shape{};
+  bool nonideal = false;
+  int instruction_count = 0;  // the lengths of code.code and code.constants (copies to a device)
+  int constant_count = 0;
+};
+
+// Parameters a user model may have: a system's kernel holds them all.
+inline constexpr int kUserParamCapacity = 128;
+
+template <int kCapacity>
+class UserModel {
+ public:
+  static constexpr const char* kName = "user";
+  static constexpr int kN = kCapacity;
+  static constexpr int kRowCapacity = kCapacity;
+  static constexpr int kParamCapacity = kUserParamCapacity;
+  static constexpr bool kNonIdeal = true;  // whether it has one is the program's to say
+
+  UKES_HD UserModel() = default;
+  UKES_HD explicit UserModel(const UserModelProgram* program) : program_(program) {}
+
+  UKES_HD ModelShape shape() const { return program_->shape; }
+  UKES_HD bool nonideal() const { return program_->nonideal; }
+
+  template <class T>
+  UKES_HD void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) const {
+    M = Mat<T, kN, kN>::identity();
+    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr},
+        MatrixStore<T>{M, program_->shape.n});
+  }
+
+  template <class T>
+  UKES_HD void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
+                     Vec<T, kN>& Q) const {
+    Q = Vec<T, kN>::zero();
+    run(expr::Segment::kForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, nullptr},
+        ArrayStore<T>{&Q[0]});
+  }
+
+  template <class S, class T>
+  UKES_HD void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) const {
+    run(expr::Segment::kPositionRows, expr::Inputs<S, T>{&q[0], nullptr, t, p, nullptr},
+        ArrayStore<S>{phi});
+  }
+
+  template <class S, class T>
+  UKES_HD void velocity_rows(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
+                             S* psi) const {
+    run(expr::Segment::kVelocityRows, expr::Inputs<S, T>{&q[0], &qd[0], t, p, nullptr},
+        ArrayStore<S>{psi});
+  }
+
+  template <class T>
+  UKES_HD void nonideal_force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
+                              const Vec<T, kN>& Qc_ideal, Vec<T, kN>& C) const {
+    C = Vec<T, kN>::zero();
+    run(expr::Segment::kNonIdealForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, &Qc_ideal[0]},
+        ArrayStore<T>{&C[0]});
+  }
+
+  template <class T>
+  UKES_HD void initial_state(const T* p, Vec<T, kN>& q, Vec<T, kN>& qd) const {
+    q = Vec<T, kN>::zero();
+    qd = Vec<T, kN>::zero();
+    const expr::Inputs<T, T> in{nullptr, nullptr, T(0), p, nullptr};
+    run(expr::Segment::kInitialQ, in, ArrayStore<T>{&q[0]});
+    run(expr::Segment::kInitialQd, in, ArrayStore<T>{&qd[0]});
+  }
+
+ private:
+  template <class S>
+  struct ArrayStore {
+    S* out;
+    UKES_HD void operator()(int k, const S& value) const { out[k] = value; }
+  };
+  // Mass entries arrive as k = i n + j for the model's own n.
+  template <class T>
+  struct MatrixStore {
+    Mat<T, kN, kN>& M;
+    int n;
+    UKES_HD void operator()(int k, const T& value) const { M(k / n, k % n) = value; }
+  };
+
+  template <class S, class T, class Store>
+  UKES_HD void run(expr::Segment segment, const expr::Inputs<S, T>& in, const Store& store) const {
+    expr::run_segment<expr::kMaxRegisters>(program_->code, segment, in, store);
+  }
+
+  const UserModelProgram* program_ = nullptr;
+};
+
+}  // namespace ukes

@@ -1,0 +1,141 @@
+// A definition written operation for operation like a built-in model (kernels/models/scara.hpp)
+// gives the built-in's numbers to the bit: the compiler neither reorders nor re-associates, and
+// folds only what C++ would fold.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <iterator>
+#include <vector>
+
+#include "kernels/autodiff/jet.hpp"
+#include "kernels/models/scara.hpp"
+#include "tests/expr/expr_support.hpp"
+
+namespace ukes::testing {
+namespace {
+
+using models::Scara;
+
+// kernels/models/scara.hpp as a definition; intermediates stand for its local variables.
+constexpr const char* kScara = R"json({
+  "name": "scara_mirror", "coordinates": ["q1", "q2", "q3", "q4"],
+  "parameters": [
+    {"name": "m1", "value": 20.0}, {"name": "m2", "value": 15.0}, {"name": "m3", "value": 15.0},
+    {"name": "m4", "value": 0.5}, {"name": "l0", "value": 0.0}, {"name": "l1", "value": 0.2},
+    {"name": "l2", "value": 0.25}, {"name": "r1", "value": 0.1}, {"name": "r2", "value": 0.125},
+    {"name": "Iz1", "value": 0.27}, {"name": "Iz2", "value": 0.31}, {"name": "Iz3", "value": 0.02},
+    {"name": "Iz4", "value": 0.0001}, {"name": "g", "value": 9.81}, {"name": "xc", "value": 0.0},
+    {"name": "yc", "value": 0.35}, {"name": "R", "value": 0.05},
+    {"name": "Omega", "value": 1.2566370614359172}, {"name": "vz", "value": 0.02},
+    {"name": "psi0", "value": 0.0}],
+  "intermediates": [
+    {"name": "al", "expr": "Iz1 + r1 * r1 * m1 + l1 * l1 * (m2 + m3 + m4)"
+},
+    {"name": "be", "expr": "Iz2 + Iz3 + Iz4 + l2 * l2 * (m3 + m4) + m2 * r2 * r2"},
+    {"name": "ga", "expr": "l1 * l2 * (m3 + m4) + l1 * m2 * r2"},
+    {"name": "de", "expr": "Iz3 + Iz4"},
+    {"name": "c2", "expr": "cos(q2)"},
+    {"name": "s2", "expr": "sin(q2)"},
+    {"name": "q12", "expr": "q1 + q2"},
+    {"name": "wt", "expr": "Omega * t"}],
+  "mass": {"upper": [["al + be + 2 * ga * c2", "be + ga * c2", "de", 0], ["be", "de", 0],
+                     ["de", 0], ["m4"]]},
+  "force": ["ga * s2 * q2_dot * (2 * q1_dot + q2_dot)", "-ga * s2 * q1_dot * q1_dot", 0,
+            "-m4 * g"],
+  "position_constraints": [
+    "-l1 * sin(q1) - l2 * sin(q12) - xc - R * sin(wt)",
+    "l1 * cos(q1) + l2 * cos(q12) - yc - R * cos(wt)",
+    "q12 + q3 - psi0",
+    "q4 + l0 - vz * t"],
+  "initial_state": {"q": [0.5235987755982988, 0.9599310885968813, 0.4188790204786391, 0],
+                    "qd": [-0.157, 0.0001, 0.157, 0.0195]},
+  "t_end": 10.0, "baumgarte": {"alpha": 30.0, "beta": 225.0}})json";
+
+template <class T>
+std::vector<T> parameters() {
+  std::vector<T> p;
+  for (const ParamSpec& spec : Scara::kParams) p.push_back(T(spec.value));
+  return p;
+}
+
+template <class T>
+void expect_bitwise(T got, T expected, const char* what, int k) {
+  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  EXPECT_EQ(std::bit_cast<Bits>(got), std::bit_cast<Bits>(expected))
+      << what << "[" << k << "]: " << got << " vs " << expected;
+}
+
+template <class T>
+void expect_same_numbers() {
+  const UserModelDefinition d = parse_user_model_text(kScara);
+  const std::vector<T> p = parameters<T>();
+  const double states[][9] = {{0.3, -0.7, 1.1, 0.2, 0.5, -0.2, 0.9, -1.3, 0.37},
+                              {0.52, 0.96, 0.42, 0.0, -0.157, 0.0001, 0.157, 0.0195, 0.0},
+                              {-2.1, 3.0, -0.4, 1.7, 2.2, -1.9, 0.05, 0.8, 7.5}};
+  for (const auto& s : states) {
+    Vec<T, 4> q, qd;
+    for (int j = 0; j < 4; ++j) q[j] = T(s[j]), qd[j] = T(s[4 + j]);
+    const T t = T(s[8]);
+    Mat<T, 4, 4> M;
+    Vec<T, 4> Q;
+    T phi[4];
+    Scara::mass(q, t, p.data(), M);
+    Scara::force(q, qd, t, p.data(), Q);
+    Scara::position_rows(q, t, p.data(), phi);
+    const auto mass = run<T, T>(d, expr::Segment::kMass, {&q[0], nullptr, t, p.data()}, 16);
+    const auto force = run<T, T>(d, expr::Segment::kForce, {&q[0], &qd[0], t, p.data()}, 4);
+    const auto rows = run<T, T>(d, expr::Segment::kPositionRows, {&q[0], nullptr, t, p.data()}, 4);
+    for (int k = 0; k < 16; ++k) expect_bitwise(mass[k], M.a[k], "M", k);
+    for (int k = 0; k < 4; ++k) expect_bitwise(force[k], Q[k], "Q", k);
+    for (int k = 0; k < 4; ++k) expect_bitwise(rows[k], phi[k], "phi", k);
+  }
+}
+
+TEST(MirrorBuiltin, ScaraDouble) { expect_same_numbers<double>(); }
+TEST(MirrorBuiltin, ScaraFloat) { expect_same_numbers<float>(); }
+
+// The rows as jets: the same values, rates, curvatures and gradients.
+TEST(MirrorBuiltin, ScaraRowsAsJets) {
+  using J = Jet<double, 4>;
+  const UserModelDefinition d = parse_user_model_text(kScara);
+  const std::vector<double> p = parameters<double>();
+  Vec<J, 4> q;
+  const double q0[] = {0.3, -0.7, 1.1, 0.2}, v[] = {0.5, -0.2, 0.9, -1.3},
+               w[] = {0.1, 0.4, -0.3, 0};
+  for (int j = 0; j < 4; ++j) q[j] = J::variable(q0[j], j, v[j], w[j]);
+  const J t(0.37, 1.0, 0.0);
+  J phi[4];
+  Scara::position_rows(q, t, p.data(), phi);
+  const auto rows =
+      run<J, double>(d, expr::Segment::kPositionRows, {&q[0], nullptr, t, p.data()}, 4);
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(rows[r].c0, phi[r].c0);
+    EXPECT_EQ(rows[r].c1, phi[r].c1);
+    EXPECT_EQ(rows[r].c2, phi[r].c2);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(rows[r].gradient(k), phi[r].gradient(k));
+  }
+}
+
+// The initial state and metadata come through as the built-in's.
+TEST(MirrorBuiltin, ScaraDefaults) {
+  const UserModelDefinition d = parse_user_model_text(kScara);
+  const std::vector<double> p = parameters<double>();
+  Vec<double, 4> q, qd;
+  Scara::initial_state(p.data(), q, qd);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_EQ(d.q0[j], q[j]);
+    EXPECT_EQ(d.qd0[j], qd[j]);
+  }
+  EXPECT_EQ(d.gains.alpha, Scara::kGains.alpha);
+  EXPECT_EQ(d.gains.beta, Scara::kGains.beta);
+  EXPECT_EQ(d.t_end, Scara::kTEnd);
+  EXPECT_EQ(d.position_rows, Scara::kPositionRows);
+  ASSERT_EQ(d.parameters.size(), std::size(Scara::kParams));
+  for (std::size_t k = 0; k < d.parameters.size(); ++k)
+    EXPECT_EQ(d.parameters[k].name, Scara::kParams[k].name);
+}
+
+}  // namespace
+}  // namespace ukes::testing

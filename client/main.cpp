@@ -52,6 +52,16 @@ int main(int argc, char** argv) {
   validate->add_option("FILE", definition_file, "Model definition (docs/MODEL_FORMAT.md)")
       ->required();
   validate->add_flag("--json", models_json, "Machine-readable output");
+  std::string models_server;
+  models->add_option("--server", models_server,
+                     "List this server's models instead, registered ones with their ids");
+  std::string register_server = server_default;
+  CLI::App* register_model = models->add_subcommand(
+      "register", "Register a model definition with a server; prints its id for run specs");
+  register_model->add_option("FILE", definition_file, "Model definition (docs/MODEL_FORMAT.md)")
+      ->required();
+  register_model->add_option("--server", register_server, "Server address (HOST:PORT)")
+      ->capture_default_str();
 
   RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "Run the ensemble a spec describes");
@@ -112,6 +122,9 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   if (validate->parsed()) return validate_command(definition_file, models_json);
+  if (register_model->parsed()) return register_command(definition_file, register_server);
+  if (models->parsed() && !models_server.empty())
+    return server_models_command(models_server, models_json);
   if (models->parsed()) return models_command(models_json);
   if (run->parsed()) return run_command(run_options);
   if (submit->parsed()) return submit_command(submit_options);

@@ -74,16 +74,29 @@ nlohmann::json derived_json(const DerivedRows& d) {
 
 }  // namespace
 
-int validate_command(const std::string& path, bool json) {
+int read_definition_file(const std::string& path, std::string& text) {
   std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  if (!in || !(text << in.rdbuf())) {
+  if (!in) {
     std::fprintf(stderr, "ukes: cannot read model file '%s'\n", path.c_str());
     return kExitUsage;
   }
+  text.assign(kMaxDefinitionTextBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxDefinitionTextBytes) {
+    std::fprintf(stderr, "ukes: model file '%s' is larger than %zu bytes\n", path.c_str(),
+                 kMaxDefinitionTextBytes);
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+int validate_command(const std::string& path, bool json) {
+  std::string text;
+  if (const int rc = read_definition_file(path, text); rc != kExitOk) return rc;
   std::shared_ptr<const ModelInfo> model;
   try {
-    model = make_user_model_info(parse_user_model_text(text.str()));
+    model = make_user_model_info(parse_user_model_text(text));
   } catch (const DefinitionError& e) {
     std::fprintf(stderr, "ukes: %s: %s\n", path.c_str(), e.what());
     return kExitUsage;

@@ -191,6 +191,36 @@ int cancel_command(const std::string& job_id, const std::string& server) {
   return kExitOk;
 }
 
+int server_models_command(const std::string& server, bool json) {
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::ListModelsResponse response;
+  const grpc::Status status = stub->ListModels(&context, v1::ListModelsRequest{}, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  if (json) return print_json(response);
+  std::printf("%-28s %3s %9s %9s  %s\n", "NAME", "N", "POSITION", "VELOCITY", "ID (user models)");
+  for (const v1::Model& m : response.models())
+    std::printf("%-28s %3d %9d %9d  %s\n", m.name().c_str(), m.n(), m.position_rows(),
+                m.velocity_rows(), m.id().c_str());
+  return kExitOk;
+}
+
+int register_command(const std::string& path, const std::string& server) {
+  std::string definition;
+  if (const int rc = read_definition_file(path, definition); rc != kExitOk) return rc;
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::RegisterModelRequest request;
+  request.set_definition_json(definition);
+  v1::RegisterModelResponse response;
+  const grpc::Status status = stub->RegisterModel(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  std::printf("%s\n", response.model_id().c_str());
+  return kExitOk;
+}
+
 int info_command(const std::string& server, bool json) {
   const auto stub = connect(server);
   grpc::ClientContext context;

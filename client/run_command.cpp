@@ -89,14 +89,8 @@ int inline_model_file(std::string& text, const std::string& spec_path) {
   std::filesystem::path file(model);
   if (file.is_relative() && spec_path != "-")
     file = std::filesystem::path(spec_path).parent_path() / file;
-  std::string definition, error;
-  std::ifstream in(file, std::ios::binary);
-  if (!in || !read_bounded(in, "model file '" + file.string() + "'", definition, error)) {
-    std::fprintf(
-        stderr, "ukes: spec error: model: %s\n",
-        error.empty() ? ("cannot read model file '" + file.string() + "'").c_str() : error.c_str());
-    return kExitUsage;
-  }
+  std::string definition;
+  if (const int rc = read_definition_file(file.string(), definition); rc != kExitOk) return rc;
   try {
     doc["model"] = parse_spec_text(definition);
   } catch (const SpecError& e) {

@@ -134,9 +134,16 @@ UKES_HD S apply(Op op, const S& x, const S& y) {
       return jet_min(x, y);  // the chosen operand's value and derivatives
     case Op::kMax:
       return jet_max(x, y);
-    default:
-      return S(NAN);  // the compiler emits no other instruction here
+      // Moves and `if` are run_segment's; no default, so that a new operation without a case
+      // here is a compiler warning (an error in our builds), not a silent NaN.
+#define UKES_EXPR_NOT_HERE(Name) case Op::k##Name:
+      UKES_EXPR_MOVES(UKES_EXPR_NOT_HERE)
+#undef UKES_EXPR_NOT_HERE
+    case Op::kIf:
+    case Op::kCount:
+      break;
   }
+  return S(NAN);
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 
 #include "kernels/ensemble/run_settings.hpp"
 #include "service/engine/version.hpp"
+#include "service/runspec/model_source.hpp"
 
 namespace ukes {
 
@@ -63,6 +64,11 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
   h["position_rows"] = m.position_rows;
   h["velocity_rows"] = m.velocity_rows;
   h["coordinates"] = m.coordinates;
+  // A user model's definition in full: the result reproduces itself (docs/MODEL_FORMAT.md).
+  if (m.user) {
+    h["model_id"] = model_id(m);
+    h["model_definition"] = model_definition_json(m);
+  }
   json params = json::object();
   for (std::size_t k = 0; k < m.params.size(); ++k) params[m.params[k].name] = spec.params[k];
   h["params"] = params;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "service/engine/version.hpp"
+#include "service/runspec/model_source.hpp"
 
 namespace ukes {
 
@@ -159,6 +160,10 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
 
   // Root attributes.
   attr_string(f, "model", m.name);
+  if (m.user) {  // the definition in full, as JSON: the file reproduces itself
+    attr_string(f, "model_id", model_id(m));
+    attr_string(f, "model_definition", model_definition_json(m).dump());
+  }
   attr_string(f, "ukes_version", version());
   attr_int64(f, "n", m.n);
   attr_int64(f, "position_rows", m.position_rows);

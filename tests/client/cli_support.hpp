@@ -68,4 +68,20 @@ struct H5File {
   hid_t id;
 };
 
+// A variable-length string attribute of an HDF5 object ("<missing>" when there is none).
+inline std::string read_string_attr(hid_t obj, const char* name) {
+  const hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return "<missing>";
+  const hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  char* p = nullptr;
+  H5Aread(a, t, &p);
+  std::string s = p ? p : "";
+  H5free_memory(p);
+  H5Tclose(t);
+  H5Aclose(a);
+  return s;
+}
+
 }  // namespace ukes::cli_test

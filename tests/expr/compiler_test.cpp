@@ -84,13 +84,14 @@ TEST(Compiler, SegmentsAndRegistersAreInRange) {
 // without recursing from one into the next.
 TEST(Compiler, LongChainsOfIntermediates) {
   json d = base_definition();
-  d["intermediates"] = {{{"name", "a0"}, {"expr", "x"}}};
+  d["intermediates"].push_back({{"name", "a0"}, {"expr", "x"}});
   for (int k = 1; k < 500; ++k) {
     d["intermediates"].push_back(
         {{"name", numbered("a", k)}, {"expr", numbered("a", k - 1) + " + 1"}});
   }
   d["force"][0] = "a499";
-  d["mass"] = {{"m", "a499 - x"}, {"a499 - 1 - x + 1", "m"}};  // differently written: evaluated
+  // Written differently: evaluated.
+  d["mass"] = json::parse(R"([["m", "a499 - x"], ["a499 - 1 - x + 1", "m"]])");
   const UserModelDefinition def = parse_user_model(d);
   const double q[] = {0.25, 0.0}, qd[] = {0, 0}, p[] = {2, 3};
   const expr::Inputs<double, double> in{q, qd, 0.0, p, nullptr};
@@ -100,12 +101,12 @@ TEST(Compiler, LongChainsOfIntermediates) {
 // Intermediates that double a NaN 60 times: the symmetry check evaluates each once.
 TEST(Compiler, SymmetryCheckEvaluatesEachIntermediateOnce) {
   json d = base_definition();
-  d["intermediates"] = {{{"name", "b0"}, {"expr", "log(-1 - x * x)"}}};
+  d["intermediates"].push_back({{"name", "b0"}, {"expr", "log(-1 - x * x)"}});
   for (int k = 1; k < 60; ++k) {
     const std::string prev = numbered("b", k - 1);
     d["intermediates"].push_back({{"name", numbered("b", k)}, {"expr", prev + " + " + prev}});
   }
-  d["mass"] = {{1, "b59"}, {"b59 + 0", 1}};
+  d["mass"] = json::parse(R"([[1, "b59"], ["b59 + 0", 1]])");
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NO_THROW(parse_user_model(d));
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
@@ -114,7 +115,6 @@ TEST(Compiler, SymmetryCheckEvaluatesEachIntermediateOnce) {
 // Folding many distinct sums leaves many constants behind; the program keeps those it loads.
 TEST(Compiler, ManyFoldedConstants) {
   json d = base_definition();
-  d["intermediates"] = json::array();
   std::string total;
   for (int e = 0; e < 200; ++e) {
     std::string sum;
@@ -134,7 +134,6 @@ TEST(Compiler, ManyFoldedConstants) {
 // Parsing is linear in the length of a chain (operands are moved, not copied, into the tree).
 TEST(Compiler, LongSumsParseQuickly) {
   json d = base_definition();
-  d["intermediates"] = json::array();
   std::string ones;
   for (int k = 0; k < 2000; ++k) ones += "+1";
   for (int k = 0; k < 200; ++k)
@@ -153,7 +152,7 @@ TEST(Canonical, TheSameDefinitionHasTheSameId) {
   diagonal["mass"] = {{"diagonal", {"m", "m"}}};
   EXPECT_EQ(parse_user_model(diagonal).content_id, a.content_id);
   json upper = base_definition();
-  upper["mass"] = {{"upper", {{"m", 0}, {"m"}}}};
+  upper["mass"] = json::parse(R"({"upper": [["m", 0], ["m"]]})");
   EXPECT_EQ(parse_user_model(upper).content_id, a.content_id);
   const std::string reordered = R"({"force": ["-k * x", "-k * y"], "name": "base",
     "initial_state": {"qd": [0, "k"], "q": [1, 0]}, "coordinates": ["x", "y"],

@@ -30,8 +30,7 @@ constexpr const char* kScara = R"json({
     {"name": "Omega", "value": 1.2566370614359172}, {"name": "vz", "value": 0.02},
     {"name": "psi0", "value": 0.0}],
   "intermediates": [
-    {"name": "al", "expr": "Iz1 + r1 * r1 * m1 + l1 * l1 * (m2 + m3 + m4)"
-},
+    {"name": "al", "expr": "Iz1 + r1 * r1 * m1 + l1 * l1 * (m2 + m3 + m4)"},
     {"name": "be", "expr": "Iz2 + Iz3 + Iz4 + l2 * l2 * (m3 + m4) + m2 * r2 * r2"},
     {"name": "ga", "expr": "l1 * l2 * (m3 + m4) + l1 * m2 * r2"},
     {"name": "de", "expr": "Iz3 + Iz4"},

@@ -607,7 +607,11 @@ UserModelDefinition DefinitionReader::read() {
   }
   canonical_["baumgarte"] = {{"alpha", d_.gains.alpha}, {"beta", d_.gains.beta}};
   compile();
-  d_.canonical_json = canonical_.dump();
+  try {
+    d_.canonical_json = canonical_.dump();
+  } catch (const json::type_error&) {  // a document built in code may hold any bytes
+    fail(path_, "text must be valid UTF-8");
+  }
   d_.content_id = "sha256:" + sha256_hex(d_.canonical_json);
   return std::move(d_);
 }

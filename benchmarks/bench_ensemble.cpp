@@ -4,15 +4,9 @@
 //   build/benchmarks/bench_ensemble --benchmark_filter='scara|four_bar|duffing'
 #include <benchmark/benchmark.h>
 
-#include <cstdint>
-#include <numeric>
-
-#include "kernels/ensemble/ensemble.hpp"
+#include "benchmarks/rk4_throughput.hpp"
 
 namespace {
-
-constexpr double kDt = 1e-3;
-constexpr int kStepsPerSystem = 200;
 
 void BM_EnsembleRk4(benchmark::State& state, const char* model) {
   const ukes::ModelInfo* info = ukes::find_model(model);
@@ -20,25 +14,8 @@ void BM_EnsembleRk4(benchmark::State& state, const char* model) {
     state.SkipWithError("unknown model");
     return;
   }
-  const int count = static_cast<int>(state.range(0));
-  const int threads = static_cast<int>(state.range(1));
-  const ukes::Batch batch = ukes::Batch::defaults(*info, count);
-  ukes::EnsembleSettings s = ukes::EnsembleSettings::for_model(*info);
-  s.method = ukes::Method::kRk4;
-  s.dt = kDt;
-  s.t_end = s.t0 + kDt * kStepsPerSystem;
-  s.samples = 2;
-  s.threads = threads;
-  ukes::BatchResults r;
-  std::int64_t system_steps = 0;
-  for (auto _ : state) {
-    ukes::run_ensemble_cpu(batch, s, r);
-    system_steps += std::accumulate(r.steps.begin(), r.steps.end(), std::int64_t{0});
-    benchmark::DoNotOptimize(r.q.data());
-  }
-  state.counters["system_steps_per_s"] =
-      benchmark::Counter(static_cast<double>(system_steps), benchmark::Counter::kIsRate);
-  state.counters["threads"] = threads;
+  ukes::bench::measure_rk4_throughput(state, *info, static_cast<int>(state.range(0)),
+                                      static_cast<int>(state.range(1)));
 }
 
 void Sizes(benchmark::internal::Benchmark* b) {

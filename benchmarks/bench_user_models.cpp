@@ -4,23 +4,19 @@
 // time instead of compiling it in (target: within 2x).
 //
 //   build/benchmarks/bench_user_models
-//   scripts/bench.sh writes the table of ratios into benchmarks/RESULTS.md.
+// Measured figures: benchmarks/RESULTS.md, "User models".
 #include <benchmark/benchmark.h>
 
-#include <cstdint>
 #include <fstream>
 #include <memory>
-#include <numeric>
 #include <sstream>
 #include <string>
 
-#include "kernels/ensemble/ensemble.hpp"
+#include "benchmarks/rk4_throughput.hpp"
 #include "kernels/models/user/compiled_model.hpp"
 
 namespace {
 
-constexpr double kDt = 1e-3;
-constexpr int kStepsPerSystem = 200;
 constexpr int kSystems = 4000;
 
 std::shared_ptr<const ukes::ModelInfo> definition_of(const std::string& name) {
@@ -31,23 +27,7 @@ std::shared_ptr<const ukes::ModelInfo> definition_of(const std::string& name) {
 }
 
 void run(benchmark::State& state, const ukes::ModelInfo& model) {
-  const int threads = static_cast<int>(state.range(0));
-  const ukes::Batch batch = ukes::Batch::defaults(model, kSystems);
-  ukes::EnsembleSettings s = ukes::EnsembleSettings::for_model(model);
-  s.method = ukes::Method::kRk4;
-  s.dt = kDt;
-  s.t_end = s.t0 + kDt * kStepsPerSystem;
-  s.samples = 2;
-  s.threads = threads;
-  ukes::BatchResults r;
-  std::int64_t system_steps = 0;
-  for (auto _ : state) {
-    ukes::run_ensemble_cpu(batch, s, r);
-    system_steps += std::accumulate(r.steps.begin(), r.steps.end(), std::int64_t{0});
-    benchmark::DoNotOptimize(r.q.data());
-  }
-  state.counters["system_steps_per_s"] =
-      benchmark::Counter(static_cast<double>(system_steps), benchmark::Counter::kIsRate);
+  ukes::bench::measure_rk4_throughput(state, model, kSystems, static_cast<int>(state.range(0)));
 }
 
 void BM_BuiltIn(benchmark::State& state, const char* name) { run(state, *ukes::find_model(name)); }

@@ -76,7 +76,7 @@ class Lexer {
       const std::size_t mark = pos_;
       ++pos_;
       if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      if (!digits()) pos_ = mark;  // `2e` is 2 times the constant e: leave the e to the parser
+      if (!digits()) pos_ = mark;  // `2e`: the e is a name after a number, which the parser refuses
     }
     const std::string spelled(text_.substr(start, pos_ - start));
     t.value = std::strtod(spelled.c_str(), nullptr);

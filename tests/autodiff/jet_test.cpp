@@ -13,6 +13,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ukes {
 namespace {
@@ -504,6 +506,333 @@ TEST(JetFunctions, FloatAgreesWithDouble) {
   EXPECT_CLOSE(rf.c1, rd.c1, 1e-5);
   EXPECT_CLOSE(rf.c2, rd.c2, 1e-5);
   EXPECT_CLOSE(rf.gradient(0), rd.gradient(0), 1e-5);
+}
+
+// ---------------------------------------------------------------- the language's functions at
+// several points each, against derivatives written out by hand (in other forms than jet.hpp's)
+// and finite differences, in double and float. Each argument is itself a product of two seeded
+// inputs moving along a curve, so the chain rule, the gradient's two entries and the Taylor
+// coefficients are checked in one jet.
+
+// Finite-difference steps: h1 for first derivatives (truncation ~ h1^2 f''', rounding ~ eps / h1),
+// h2 for the second difference (truncation ~ h2^2 f'''', rounding ~ eps / h2^2).
+constexpr double kH1 = 1e-6, kH2 = 1e-4;
+
+// A value the C++ compiler cannot see: references and jets then both call the library at run
+// time (a call folded at compile time is correctly rounded; the library's need not be).
+double unfolded(double value) {
+  volatile double hidden = value;
+  return hidden;
+}
+
+// The argument u = x y of every function below: x = x0 + v s + w s^2 (input 0) and
+// y = 1 + vy s + wy s^2 (input 1), so u(0) = x0 exactly, u' = v + x0 vy, u''/2 = w + v vy + x0 wy
+// and grad u = (1, x0).
+constexpr double kV = 0.9, kW = -0.35, kVy = 0.3, kWy = -0.2;
+
+template <class T>
+Jet<T, 2> product_argument(double x0) {
+  using J = Jet<T, 2>;
+  return J::variable(T(x0), 0, T(kV), T(kW)) * J::variable(T(1), 1, T(kVy), T(kWy));
+}
+double product_at(double x0, double s) {
+  return (x0 + kV * s + kW * s * s) * (1 + kVy * s + kWy * s * s);
+}
+
+struct OneVariable {
+  const char* name;
+  double (*f)(double);
+  float (*f_float)(float);
+  double (*f1)(double);  // by hand
+  double (*f2)(double);
+  Jet<double, 2> (*jet)(const Jet<double, 2>&);
+  Jet<float, 2> (*jet_float)(const Jet<float, 2>&);
+  std::vector<double> points;
+};
+
+#define UKES_STD_AND_JETS(fn) \
+  [](double x) { return std::fn(x); }, [](float x) { return std::fn(x); }
+
+#define UKES_JETS(fn) \
+  [](const Jet<double, 2>& a) { return fn(a); }, [](const Jet<float, 2>& a) { return fn(a); }
+
+double signum(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }
+
+std::vector<OneVariable> one_variable_functions() {
+  return {
+      {"tan",
+       UKES_STD_AND_JETS(tan),
+       [](double x) { return 1 / (std::cos(x) * std::cos(x)); },
+       [](double x) { return 2 * std::sin(x) / std::pow(std::cos(x), 3); },
+       UKES_JETS(tan),
+       {-1.2, -0.3, 0.4, 1.3}},
+      {"asin",
+       UKES_STD_AND_JETS(asin),
+       [](double x) { return std::pow(1 - x * x, -0.5); },
+       [](double x) { return x * std::pow(1 - x * x, -1.5); },
+       UKES_JETS(asin),
+       {-0.9, -0.2, 0.5, 0.95}},
+      {"acos",
+       UKES_STD_AND_JETS(acos),
+       [](double x) { return -std::pow(1 - x * x, -0.5); },
+       [](double x) { return -x * std::pow(1 - x * x, -1.5); },
+       UKES_JETS(acos),
+       {-0.95, -0.1, 0.6, 0.9}},
+      {"atan",
+       UKES_STD_AND_JETS(atan),
+       [](double x) { return 1 / (1 + x * x); },
+       [](double x) { return -2 * x / ((1 + x * x) * (1 + x * x)); },
+       UKES_JETS(atan),
+       {-3.0, -0.5, 0.2, 1.7}},
+      {"sinh",
+       UKES_STD_AND_JETS(sinh),
+       [](double x) { return 0.5 * (std::exp(x) + std::exp(-x)); },
+       [](double x) { return 0.5 * (std::exp(x) - std::exp(-x)); },
+       UKES_JETS(sinh),
+       {-2.0, -0.4, 0.8, 3.0}},
+      {"cosh",
+       UKES_STD_AND_JETS(cosh),
+       [](double x) { return 0.5 * (std::exp(x) - std::exp(-x)); },
+       [](double x) { return 0.5 * (std::exp(x) + std::exp(-x)); },
+       UKES_JETS(cosh),
+       {-2.5, -0.9, 0.3, 1.5}},
+      {"tanh",
+       UKES_STD_AND_JETS(tanh),
+       [](double x) { return std::pow(std::cosh(x), -2); },
+       [](double x) { return -2 * std::sinh(x) / std::pow(std::cosh(x), 3); },
+       UKES_JETS(tanh),
+       {-2.0, -0.3, 0.5, 1.2}},
+      {"log",
+       UKES_STD_AND_JETS(log),
+       [](double x) { return 1 / x; },
+       [](double x) { return -1 / (x * x); },
+       UKES_JETS(log),
+       {0.1, 0.7, 2.2, 40.0}},
+      {"abs",
+       UKES_STD_AND_JETS(abs),
+       [](double x) { return signum(x); },
+       [](double) { return 0.0; },
+       UKES_JETS(abs),
+       {-1.4, -0.2, 0.6, 3.0}},
+      {"sign",
+       [](double x) { return signum(x); },
+       [](float x) { return x > 0   ? 1.0f
+                            : x < 0 ? -1.0f
+                                    : 0.0f; },
+       [](double) { return 0.0; },
+       [](double) { return 0.0; },
+       UKES_JETS(sign),
+       {-0.4, -3.0, 0.25, 2.0}},
+  };
+}
+
+TEST(JetNewFunctions, OneVariableAgainstHandDerivativesAndDifferences) {
+  for (const OneVariable& fn : one_variable_functions()) {
+    for (const double point : fn.points) {
+      const double x0 = unfolded(point);
+      SCOPED_TRACE(std::string(fn.name) + " at " + std::to_string(x0));
+      const Jet<double, 2> r = fn.jet(product_argument<double>(x0));
+      const double u1 = kV + x0 * kVy, u2 = kW + kV * kVy + x0 * kWy;
+      const double f1 = fn.f1(x0), f2 = fn.f2(x0);
+      // The value is the library's, to the bit.
+      EXPECT_EQ(r.c0, fn.f(x0));
+      // Chain rule with the hand-written derivatives.
+      EXPECT_CLOSE(r.c1, f1 * u1, 1e-13);
+      EXPECT_CLOSE(r.c2, f1 * u2 + 0.5 * f2 * u1 * u1, 1e-13);
+      EXPECT_CLOSE(r.gradient(0), f1, 1e-13);
+      EXPECT_CLOSE(r.gradient(1), f1 * x0, 1e-13);
+      // Finite differences of g(s) = f(u(s)) and of f(x y) in x and y.
+      const auto g = [&](double s) { return fn.f(product_at(x0, s)); };
+      EXPECT_CLOSE(r.c1, (g(kH1) - g(-kH1)) / (2 * kH1), 1e-7);
+      EXPECT_CLOSE(2 * r.c2, (g(kH2) - 2 * g(0) + g(-kH2)) / (kH2 * kH2), 1e-5);
+      EXPECT_CLOSE(r.gradient(0), (fn.f(x0 + kH1) - fn.f(x0 - kH1)) / (2 * kH1), 1e-7);
+      EXPECT_CLOSE(r.gradient(1), (fn.f(x0 * (1 + kH1)) - fn.f(x0 * (1 - kH1))) / (2 * kH1), 1e-7);
+      // Float: the library's float value, and the derivatives to float accuracy.
+      const Jet<float, 2> rf = fn.jet_float(product_argument<float>(x0));
+      const float xf = float(x0);
+      EXPECT_EQ(rf.c0, fn.f_float(xf));
+      const double xd = double(xf), u1f = kV + xd * kVy, u2f = kW + kV * kVy + xd * kWy;
+      EXPECT_CLOSE(rf.c1, fn.f1(xd) * u1f, 2e-5);
+      EXPECT_CLOSE(rf.c2, fn.f1(xd) * u2f + 0.5 * fn.f2(xd) * u1f * u1f, 2e-5);
+      EXPECT_CLOSE(rf.gradient(0), fn.f1(xd), 2e-5);
+      EXPECT_CLOSE(rf.gradient(1), fn.f1(xd) * xd, 2e-5);
+    }
+  }
+}
+
+// sign is flat, and says so: its result does not vary, whatever its argument does.
+TEST(JetNewFunctions, SignAwayFromZeroIsAConstant) {
+  for (double x0 : {-2.5, -1e-300, 1e-300, 0.75}) {
+    const Jet<double, 2> s = sign(product_argument<double>(x0));
+    EXPECT_EQ(s.c0, x0 < 0 ? -1.0 : 1.0);
+    EXPECT_FALSE(s.varies);
+    EXPECT_EQ(s.c1, 0.0);
+    EXPECT_EQ(s.c2, 0.0);
+  }
+  // abs just off 0 takes the side's derivative.
+  EXPECT_EQ(abs(Jet<double, 1>::variable(-1e-300, 0, 2.0, 1.0)).gradient(0), -1.0);
+  EXPECT_EQ(abs(Jet<double, 1>::variable(1e-300, 0, 2.0, 1.0)).c1, 2.0);
+}
+
+// f(a, b) with its hand-written partials fa, fb, faa, fab, fbb.
+struct TwoVariables {
+  const char* name;
+  double (*f)(double, double);
+  float (*f_float)(float, float);
+  void (*partials)(double a, double b, double p[5]);
+  Jet<double, 2> (*jet)(const Jet<double, 2>&, const Jet<double, 2>&);
+  Jet<float, 2> (*jet_float)(const Jet<float, 2>&, const Jet<float, 2>&);
+  std::vector<std::pair<double, double>> points;
+};
+
+#define UKES_STD_AND_JETS2(fn)                                                   \
+  [](double a, double b) { return std::fn(a, b); },                              \
+      [](float a, float b) { return std::fn(a, b); }, UKES_PARTIALS_##fn,        \
+      [](const Jet<double, 2>& a, const Jet<double, 2>& b) { return fn(a, b); }, \
+      [](const Jet<float, 2>& a, const Jet<float, 2>& b) { return fn(a, b); }
+
+// atan2(a, b) = the angle of (b, a): d/da = b / r^2, d/db = -a / r^2.
+#define UKES_PARTIALS_atan2                                    \
+  [](double a, double b, double p[5]) {                        \
+    const double r2 = a * a + b * b;                           \
+    p[0] = b / r2;                                             \
+    p[1] = -a / r2;                                            \
+    p[2] = -2 * a * b / (r2 * r2);                             \
+    p[3] = 1 / r2 - 2 * b * b / (r2 * r2); /* d/db (b / r2) */ \
+    p[4] = 2 * a * b / (r2 * r2);                              \
+  }
+#define UKES_PARTIALS_hypot                    \
+  [](double a, double b, double p[5]) {        \
+    const double h = std::sqrt(a * a + b * b); \
+    p[0] = a / h;                              \
+    p[1] = b / h;                              \
+    p[2] = (h * h - a * a) / (h * h * h);      \
+    p[3] = -a * b / (h * h * h);               \
+    p[4] = (h * h - b * b) / (h * h * h);      \
+  }
+// a^b = exp(b log a).
+#define UKES_PARTIALS_pow                                        \
+  [](double a, double b, double p[5]) {                          \
+    const double f = std::exp(b * std::log(a)), l = std::log(a); \
+    p[0] = f * b / a;                                            \
+    p[1] = f * l;                                                \
+    p[2] = f * b * (b - 1) / (a * a);                            \
+    p[3] = f / a + f * b * l / a;                                \
+    p[4] = f * l * l;                                            \
+  }
+
+std::vector<TwoVariables> two_variable_functions() {
+  return {
+      {"atan2",
+       UKES_STD_AND_JETS2(atan2),
+       {{0.5, 1.0}, {0.5, -1.0}, {-0.5, -1.0}, {-0.5, 1.0}, {2.0, 0.1}, {-0.3, -4.0}}},
+      {"hypot", UKES_STD_AND_JETS2(hypot), {{0.5, -1.3}, {-2.0, 0.1}, {3.0, 4.0}, {-0.2, -0.7}}},
+      {"pow", UKES_STD_AND_JETS2(pow), {{1.6, 0.7}, {0.8, -2.3}, {2.5, 3.0}, {0.3, 0.5}}},
+  };
+}
+
+// a = (a0, va, wa) on input 0, b = (b0, vb, wb) on input 1.
+constexpr double kVa = 0.6, kWa = -0.25, kVb = -0.8, kWb = 0.4;
+
+TEST(JetNewFunctions, TwoVariablesAgainstHandDerivativesAndDifferences) {
+  for (const TwoVariables& fn : two_variable_functions()) {
+    for (const auto& point : fn.points) {
+      const double a0 = unfolded(point.first), b0 = unfolded(point.second);
+      SCOPED_TRACE(std::string(fn.name) + " at " + std::to_string(a0) + ", " + std::to_string(b0));
+      using J = Jet<double, 2>;
+      const J r = fn.jet(J::variable(a0, 0, kVa, kWa), J::variable(b0, 1, kVb, kWb));
+      double p[5];
+      fn.partials(a0, b0, p);
+      EXPECT_EQ(r.c0, fn.f(a0, b0));
+      EXPECT_CLOSE(r.gradient(0), p[0], 1e-13);
+      EXPECT_CLOSE(r.gradient(1), p[1], 1e-13);
+      EXPECT_CLOSE(r.c1, p[0] * kVa + p[1] * kVb, 1e-13);
+      EXPECT_CLOSE(r.c2,
+                   p[0] * kWa + p[1] * kWb +
+                       0.5 * (p[2] * kVa * kVa + 2 * p[3] * kVa * kVb + p[4] * kVb * kVb),
+                   1e-13);
+      const auto g = [&](double s) {
+        return fn.f(a0 + kVa * s + kWa * s * s, b0 + kVb * s + kWb * s * s);
+      };
+      EXPECT_CLOSE(r.c1, (g(kH1) - g(-kH1)) / (2 * kH1), 1e-7);
+      EXPECT_CLOSE(2 * r.c2, (g(kH2) - 2 * g(0) + g(-kH2)) / (kH2 * kH2), 1e-5);
+      EXPECT_CLOSE(r.gradient(0), (fn.f(a0 + kH1, b0) - fn.f(a0 - kH1, b0)) / (2 * kH1), 1e-7);
+      EXPECT_CLOSE(r.gradient(1), (fn.f(a0, b0 + kH1) - fn.f(a0, b0 - kH1)) / (2 * kH1), 1e-7);
+      // Float.
+      using F = Jet<float, 2>;
+      const float af = float(a0), bf = float(b0);
+      const F rf = fn.jet_float(F::variable(af, 0, float(kVa), float(kWa)),
+                                F::variable(bf, 1, float(kVb), float(kWb)));
+      EXPECT_EQ(rf.c0, fn.f_float(af, bf));
+      fn.partials(double(af), double(bf), p);
+      EXPECT_CLOSE(rf.gradient(0), p[0], 2e-5);
+      EXPECT_CLOSE(rf.gradient(1), p[1], 2e-5);
+      EXPECT_CLOSE(rf.c1, p[0] * kVa + p[1] * kVb, 2e-5);
+    }
+  }
+}
+
+// pow with a constant exponent: the power rule, also for negative bases and exponents, against
+// hand derivatives e a^(e-1), e (e-1) a^(e-2) and differences along the curve.
+TEST(JetNewFunctions, PowerWithConstantExponents) {
+  const struct {
+    double a0, e;
+  } cases[] = {{1.3, 2.5}, {0.7, -1.5},  {2.0, 0.5},   {-1.7, 3.0}, {-1.3, 2.0},
+               {0.9, 1.0}, {-2.2, -1.0}, {3.1, -0.25}, {-0.6, 4.0}};
+  using J = Jet<double, 2>;
+  for (auto c : cases) {
+    c.a0 = unfolded(c.a0);
+    c.e = unfolded(c.e);
+    SCOPED_TRACE(std::to_string(c.a0) + " ^ " + std::to_string(c.e));
+    const J r = pow(J::variable(c.a0, 0, kVa, kWa), J(c.e));
+    const double f1 = c.e * std::pow(c.a0, c.e) / c.a0;
+    const double f2 = c.e * (c.e - 1) * std::pow(c.a0, c.e) / (c.a0 * c.a0);
+    EXPECT_EQ(r.c0, std::pow(c.a0, c.e));
+    EXPECT_TRUE(r.varies);
+    EXPECT_CLOSE(r.gradient(0), f1, 1e-13);
+    EXPECT_EQ(r.gradient(1), 0.0);
+    EXPECT_CLOSE(r.c1, f1 * kVa, 1e-13);
+    EXPECT_CLOSE(r.c2, f1 * kWa + 0.5 * f2 * kVa * kVa, 1e-13);
+    const auto g = [&](double s) { return std::pow(c.a0 + kVa * s + kWa * s * s, c.e); };
+    EXPECT_CLOSE(r.c1, (g(kH1) - g(-kH1)) / (2 * kH1), 1e-7);
+    EXPECT_CLOSE(2 * r.c2, (g(kH2) - 2 * g(0) + g(-kH2)) / (kH2 * kH2), 1e-5);
+    // A constant base to a constant power is a constant.
+    EXPECT_FALSE(pow(J(c.a0), J(c.e)).varies);
+    // Float.
+    using F = Jet<float, 2>;
+    const float af = float(c.a0), ef = float(c.e);
+    const F rf = pow(F::variable(af, 0, float(kVa), float(kWa)), F(ef));
+    EXPECT_EQ(rf.c0, std::pow(af, ef));
+    const double ad = double(af);
+    EXPECT_CLOSE(rf.c1, c.e * std::pow(ad, c.e) / ad * kVa, 2e-5);
+  }
+}
+
+// An exponent that moves without being seeded (a velocity row's subterm of q): the general rule,
+// with the exponent's motion in c1 and c2 but not in the gradient.
+TEST(JetNewFunctions, PowerWithAMovingExponent) {
+  using J = Jet<double, 2>;
+  for (const auto& point : {std::pair{1.6, 0.7}, std::pair{0.4, -1.2}, std::pair{2.5, 2.0}}) {
+    const double a0 = unfolded(point.first), b0 = unfolded(point.second);
+    SCOPED_TRACE(std::to_string(a0) + " ^ " + std::to_string(b0));
+    const J r = pow(J::variable(a0, 0, kVa, kWa), J(b0, kVb, kWb));
+    const double f = std::pow(a0, b0), l = std::log(a0);
+    const double fa = b0 * f / a0, fb = f * l, faa = b0 * (b0 - 1) * f / (a0 * a0),
+                 fab = f / a0 * (1 + b0 * l), fbb = f * l * l;
+    EXPECT_EQ(r.c0, f);
+    EXPECT_CLOSE(r.gradient(0), fa, 1e-13);
+    EXPECT_EQ(r.gradient(1), 0.0);
+    EXPECT_CLOSE(r.c1, fa * kVa + fb * kVb, 1e-13);
+    EXPECT_CLOSE(
+        r.c2, fa * kWa + fb * kWb + 0.5 * (faa * kVa * kVa + 2 * fab * kVa * kVb + fbb * kVb * kVb),
+        1e-13);
+    // A constant base to a seeded power: d/db a^b = a^b log a.
+    const J q = pow(J(a0), J::variable(b0, 1, kVb, kWb));
+    EXPECT_CLOSE(q.gradient(1), fb, 1e-13);
+    EXPECT_EQ(q.gradient(0), 0.0);
+    EXPECT_CLOSE(q.c1, fb * kVb, 1e-13);
+    EXPECT_CLOSE(q.c2, fb * kWb + 0.5 * fbb * kVb * kVb, 1e-13);
+  }
 }
 
 }  // namespace

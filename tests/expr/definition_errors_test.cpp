@@ -575,16 +575,16 @@ TEST(DefinitionErrorsByField, Symmetry) {
   const Refusal time = mass(R"([["m", "t"], ["0 * t", "m"]])");
   EXPECT_EQ(time.path, "$.mass[1][0]");
   // Relative 1e-12 (docs): 1e-10 apart is refused, 1e-14 apart accepted.
-  EXPECT_EQ(mass(R"([["m", "m * (1 + 1e-10)"], ["m", "m"]])").path, "$.mass[1][0]");
+  EXPECT_EQ(mass(R"j([["m", "m * (1 + 1e-10)"], ["m", "m"]])j").path, "$.mass[1][0]");
   json close = base_definition();
-  close["mass"] = json::parse(R"([["m", "m * (1 + 1e-14)"], ["m", "m"]])");
+  close["mass"] = json::parse(R"j([["m", "m * (1 + 1e-14)"], ["m", "m"]])j");
   EXPECT_NO_THROW(parse_user_model(close));
   // Written differently, equal up to rounding.
   json rounding = base_definition();
-  rounding["mass"] = json::parse(R"([["m", "exp(x) * exp(y)"], ["exp(x + y)", "m"]])");
+  rounding["mass"] = json::parse(R"j([["m", "exp(x) * exp(y)"], ["exp(x + y)", "m"]])j");
   EXPECT_NO_THROW(parse_user_model(rounding));
   json commuted = base_definition();
-  commuted["mass"] = json::parse(R"([["m", "k * x * y"], ["k * (y * x)", "m"]])");
+  commuted["mass"] = json::parse(R"j([["m", "k * x * y"], ["k * (y * x)", "m"]])j");
   EXPECT_NO_THROW(parse_user_model(commuted));
   // 3 x 3: the pair that differs is named, by the entry below the diagonal.
   json three = json::parse(R"({"name": "three", "coordinates": ["x", "y", "z"],

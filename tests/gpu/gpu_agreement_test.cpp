@@ -15,8 +15,10 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/ensemble/statistics.hpp"
 #include "kernels/models/model_info.hpp"
+#include "kernels/models/user/compiled_model.hpp"
 #include "kernels/sweep/sweep.hpp"
 #include "service/runspec/run_spec.hpp"
+#include "tests/support/example_models.hpp"
 
 namespace ukes {
 namespace {
@@ -144,6 +146,52 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogue, GpuAgreement, ::testing::ValuesIn(all_cases()), case_name);
+
+// The catalogue's definition files (client/examples/models/) on the GPU, through every path,
+// against the built-in models on the CPU: the user-model program, its padding to a bucket and the
+// device copy of the program change nothing beyond rounding.
+using UserCase = std::tuple<std::string, GpuPath, Method>;
+
+class GpuUserModels : public ::testing::TestWithParam<UserCase> {};
+
+TEST_P(GpuUserModels, DefinitionOnTheGpuMatchesTheBuiltInOnTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto& [name, path, method] = GetParam();
+  const ModelInfo& builtin = *find_model(name);
+  const auto user = example_model(name);
+  const int count = 1000;
+  EnsembleSettings s = settings_for(builtin, method, Precision::kFp64);
+  s.gpu_path = path;
+  BatchResults cpu, gpu;
+  run_ensemble_cpu(varied_batch(builtin, count), s, cpu);
+  run_ensemble_gpu(varied_batch(*user, count), s, gpu, {}, false);
+  const double tol = tolerance(method, Precision::kFp64);
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
+    for (int j = 0; j < builtin.n; ++j)
+      EXPECT_PRED4(close, gpu.q_at(j, i), cpu.q_at(j, i), tol, 1.0) << "q" << j << " of " << i;
+    for (int r = 0; r < builtin.residual_slots(); ++r)
+      EXPECT_PRED4(close, gpu.residual_at(r, i), cpu.residual_at(r, i), tol, 1.0)
+          << "residual slot " << r << " of " << i;
+  }
+}
+
+std::vector<UserCase> user_cases() {
+  std::vector<UserCase> cases;
+  for (const ModelInfo& m : catalogue_info())
+    for (GpuPath path : {GpuPath::kFused, GpuPath::kWarp, GpuPath::kCusolver})
+      for (Method method : {Method::kRk4, Method::kDopri5})
+        cases.emplace_back(m.name, path, method);
+  return cases;
+}
+
+std::string user_case_name(const ::testing::TestParamInfo<UserCase>& info) {
+  const auto& [name, path, method] = info.param;
+  return name + "_" + gpu_path_name(path) + (method == Method::kRk4 ? "_rk4" : "_dopri5");
+}
+
+INSTANTIATE_TEST_SUITE_P(Definitions, GpuUserModels, ::testing::ValuesIn(user_cases()),
+                         user_case_name);
 
 // A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
 // reports every system exactly once, in order.

@@ -3,12 +3,11 @@
 // mistakes refused with the field and column, limits as RESOURCE_EXHAUSTED.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "service/protocol/metadata.hpp"
 #include "tests/service/service_support.hpp"
+#include "tests/support/example_models.hpp"
 
 namespace ukes::testing {
 namespace {
@@ -17,13 +16,6 @@ class UserModelsTest : public SharedServerTest<UserModelsTest> {
  public:
   static std::vector<std::string> server_args() { return {"--threads", "1"}; }
 };
-
-std::string definition_text(const std::string& name) {
-  std::ifstream in(std::string(UKES_SOURCE_DIR) + "/client/examples/models/" + name + ".json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 grpc::Status register_model(Stub& stub, const std::string& definition,
                             v1::RegisterModelResponse* response, std::string* field = nullptr) {
@@ -49,7 +41,8 @@ std::string sweep_spec(const std::string& model_json) {
 
 TEST_F(UserModelsTest, RegisteredModelRunsByIdAndResultsCarryItsDefinition) {
   v1::RegisterModelResponse first, again;
-  ASSERT_TRUE(register_model(*stub_, definition_text("double_pendulum_cartesian"), &first).ok());
+  ASSERT_TRUE(
+      register_model(*stub_, example_definition_text("double_pendulum_cartesian"), &first).ok());
   const std::string id = first.model_id();
   EXPECT_EQ(id.rfind("sha256:", 0), 0u) << id;
   EXPECT_EQ(first.model().name(), "double_pendulum_cartesian");
@@ -57,13 +50,13 @@ TEST_F(UserModelsTest, RegisteredModelRunsByIdAndResultsCarryItsDefinition) {
   EXPECT_EQ(first.model().position_rows(), 2);
   // The same definition, reformatted, is the same model.
   const auto reformatted =
-      nlohmann::json::parse(definition_text("double_pendulum_cartesian")).dump(4);
+      nlohmann::json::parse(example_definition_text("double_pendulum_cartesian")).dump(4);
   ASSERT_TRUE(register_model(*stub_, reformatted, &again).ok());
   EXPECT_EQ(again.model_id(), id);
 
   const StreamResult by_id = simulate(*stub_, json_request(sweep_spec("\"" + id + "\"")));
   // The run by id is the in-process run of the spec with the definition inline.
-  const std::string inline_spec = sweep_spec(definition_text("double_pendulum_cartesian"));
+  const std::string inline_spec = sweep_spec(example_definition_text("double_pendulum_cartesian"));
   expect_matches_in_process(by_id, inline_spec);
   const auto header_spec = nlohmann::json::parse(by_id.chunks.front().header().spec_json());
   ASSERT_TRUE(header_spec["model"].is_object()) << "the header records the definition, not the id";
@@ -72,10 +65,10 @@ TEST_F(UserModelsTest, RegisteredModelRunsByIdAndResultsCarryItsDefinition) {
 }
 
 TEST_F(UserModelsTest, InlineDefinitionRunsInTypedAndJsonSpecs) {
-  const std::string spec = sweep_spec(definition_text("double_pendulum_cartesian"));
+  const std::string spec = sweep_spec(example_definition_text("double_pendulum_cartesian"));
   expect_matches_in_process(simulate(*stub_, json_request(spec)), spec);
   v1::RunSpec typed;
-  typed.set_model_definition_json(definition_text("double_pendulum_cartesian"));
+  typed.set_model_definition_json(example_definition_text("double_pendulum_cartesian"));
   typed.mutable_integrator()->set_method("rk4");
   typed.mutable_integrator()->set_t_end(0.5);
   const StreamResult stream = simulate(*stub_, typed_request(typed));
@@ -85,7 +78,7 @@ TEST_F(UserModelsTest, InlineDefinitionRunsInTypedAndJsonSpecs) {
 
 TEST_F(UserModelsTest, ListAndDescribeCoverRegisteredModels) {
   v1::RegisterModelResponse registered;
-  ASSERT_TRUE(register_model(*stub_, definition_text("friction_ring"), &registered).ok());
+  ASSERT_TRUE(register_model(*stub_, example_definition_text("friction_ring"), &registered).ok());
   grpc::ClientContext list_context;
   set_deadline(list_context);
   v1::ListModelsResponse list;
@@ -105,7 +98,7 @@ TEST_F(UserModelsTest, ListAndDescribeCoverRegisteredModels) {
 }
 
 TEST_F(UserModelsTest, MistakesNameTheFieldAndColumn) {
-  auto doc = nlohmann::json::parse(definition_text("double_pendulum_cartesian"));
+  auto doc = nlohmann::json::parse(example_definition_text("double_pendulum_cartesian"));
   doc["force"][1] = "-m1 * gravity";
   v1::RegisterModelResponse response;
   std::string field;
@@ -128,7 +121,7 @@ TEST_F(UserModelsTest, MistakesNameTheFieldAndColumn) {
 }
 
 TEST_F(UserModelsTest, OversizedDefinitionsAreResourceExhausted) {
-  auto doc = nlohmann::json::parse(definition_text("double_pendulum_cartesian"));
+  auto doc = nlohmann::json::parse(example_definition_text("double_pendulum_cartesian"));
   doc["description"] = std::string(std::size_t{2} << 20, 'x');
   v1::RegisterModelResponse response;
   std::string field;

@@ -4,28 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/user/compiled_model.hpp"
+#include "tests/support/example_models.hpp"
 
 namespace ukes {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::shared_ptr<const ModelInfo> definition_of(const std::string& name) {
-  const std::string path =
-      std::string(UKES_SOURCE_DIR) + "/client/examples/models/" + name + ".json";
-  return make_user_model_info(parse_user_model_text(read_file(path)));
-}
 
 // Systems at the defaults, the velocities of all but the first nudged so that no two are alike.
 Batch systems_of(const ModelInfo& model) {
@@ -50,7 +36,7 @@ class CatalogueDefinitions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CatalogueDefinitions, DefinitionMatchesItsBuiltIn) {
   const ModelInfo& builtin = *find_model(GetParam());
-  const auto user = definition_of(GetParam());
+  const auto user = example_model(GetParam());
   ASSERT_EQ(user->n, builtin.n);
   ASSERT_EQ(user->position_rows, builtin.position_rows);
   ASSERT_EQ(user->velocity_rows, builtin.velocity_rows);

@@ -163,7 +163,9 @@ bool is_identifier(const std::string& s) {
 }
 
 void DefinitionReader::add_name(const std::string& name, const std::string& path, Symbol symbol) {
-  if (name.size() > kMaxNameLength) too_large(path, "characters", name.size(), kMaxNameLength);
+  // A rate's name is its coordinate's and "_dot": the coordinate's length was checked.
+  if (symbol.kind != Symbol::Kind::kRate && name.size() > kMaxNameLength)
+    too_large(path, "characters", name.size(), kMaxNameLength);
   if (!is_identifier(name))
     fail(path,
          quoted_text(name) + " is not a name: letters, digits and _, not starting with a digit");
@@ -575,7 +577,7 @@ UserModelDefinition DefinitionReader::read() {
     for (std::size_t k = 0; k < list->size(); ++k)
       out.push_back(expression((*list)[k], index_path(path, k),
                                position ? Level::kPosition : Level::kVelocity));
-    canonical_[field] = *list;
+    if (!list->empty()) canonical_[field] = *list;  // none and [] are the same model
   }
   d_.position_rows = static_cast<int>(position_rows_.size());
   d_.velocity_rows = static_cast<int>(velocity_rows_.size());
@@ -632,6 +634,8 @@ UserModelDefinition parse_user_model_text(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text);
+  } catch (const json::out_of_range&) {
+    throw DefinitionError("$", 0, "not JSON that a double can hold: a number is out of range");
   } catch (const json::parse_error& e) {
     throw DefinitionError("$", 0, "not JSON: syntax error at byte " + std::to_string(e.byte));
   }

@@ -4,7 +4,7 @@
 // time instead of compiling it in (target: within 2x).
 //
 //   build/benchmarks/bench_user_models
-// Measured figures: benchmarks/RESULTS.md, "User models".
+// Measured figures: benchmarks/README.md, "User models".
 #include <benchmark/benchmark.h>
 
 #include <fstream>

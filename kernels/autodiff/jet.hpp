@@ -307,6 +307,22 @@ UKES_HD UKES_INLINE T value_of(const Jet<T, N>& x) {
   return x.c0;
 }
 
+// dst = src, copying the gradient only where it is set: an interpreter moving jets between
+// registers (kernels/expr/program.hpp) would otherwise copy N unused entries per instruction.
+template <class T>
+UKES_HD UKES_INLINE void assign(T& dst, const T& src) {
+  dst = src;
+}
+template <class T, int N>
+UKES_HD UKES_INLINE void assign(Jet<T, N>& dst, const Jet<T, N>& src) {
+  dst.c0 = src.c0;
+  dst.c1 = src.c1;
+  dst.c2 = src.c2;
+  dst.varies = src.varies;
+  if (src.varies)
+    for (int i = 0; i < N; ++i) dst.g[i] = src.g[i];
+}
+
 // min and max pick an operand, value and derivatives alike: a when a <= b (min) or a >= b
 // (max), else b (docs/MODEL_FORMAT.md, "Derivatives at kinks"). For plain numbers and jets.
 template <class S>

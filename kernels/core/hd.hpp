@@ -4,19 +4,27 @@
 #include <cmath>
 
 // UKES_NOINLINE keeps a rarely taken branch's function out of line (its registers off the hot
-// path's). UKES_FLATTEN asks the host compiler to inline a function's whole call tree into it:
-// where small helpers decide work by flags (kernels/autodiff/jet.hpp) the flags then fold at
-// compile time. Device code is inlined that deeply anyway.
+// path's); UKES_DEVICE_NOINLINE does so in device code only (a function whose inlined copies
+// would multiply ptxas's work, where the host compiler should still inline it). UKES_FLATTEN asks
+// the host compiler to inline a function's whole call tree into it: where small helpers decide work
+// by flags (kernels/autodiff/jet.hpp) the flags then fold at compile time. Device code is inlined
+// that deeply anyway, UKES_DEVICE_NOINLINE functions aside.
 #if defined(__CUDACC__)
 #define UKES_HD __host__ __device__
 #define UKES_INLINE __forceinline__
 #define UKES_NOINLINE __noinline__
 #define UKES_FLATTEN
+#ifdef __CUDA_ARCH__
+#define UKES_DEVICE_NOINLINE __noinline__
+#else
+#define UKES_DEVICE_NOINLINE
+#endif
 #else
 #define UKES_HD
 #define UKES_INLINE inline __attribute__((always_inline))
 #define UKES_NOINLINE __attribute__((noinline))
 #define UKES_FLATTEN __attribute__((flatten))
+#define UKES_DEVICE_NOINLINE
 #endif
 
 namespace ukes {

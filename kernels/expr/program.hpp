@@ -33,6 +33,9 @@ inline constexpr int kSegmentCount = static_cast<int>(Segment::kCount);
 // Values alive at once in a program: the evaluator's register file.
 inline constexpr int kMaxRegisters = 64;
 
+// The row stride of mass-matrix outputs (run_segment): the largest n of a user model.
+inline constexpr int kMassStride = 32;
+
 // dst = op(a, b, c) over registers; loads read input `a`; Store writes output a from register b.
 struct Instruction {
   std::uint16_t op, dst, a, b, c;
@@ -66,7 +69,7 @@ UKES_HD UKES_INLINE S truth(bool b) {
 
 // Unary and binary functions and operators (moves and `if` are the evaluator's).
 template <class S>
-UKES_HD S apply(Op op, const S& x, const S& y) {
+UKES_HD UKES_INLINE S apply(Op op, const S& x, const S& y) {
   switch (op) {
     case Op::kAdd:
       return x + y;
@@ -148,42 +151,53 @@ UKES_HD S apply(Op op, const S& x, const S& y) {
 
 }  // namespace detail
 
-// Runs one segment: store(k, value) for each of its outputs. Mass entries come as k = i n + j for
-// every (i, j); the other segments' k is the coordinate or row index.
+// Runs one segment: store(k, value) for each of its outputs. Mass entries come as
+// k = i kMassStride + j for every (i, j), so that a store finds its entry with a shift, not a
+// division by n; the other segments' k is the coordinate or row index.
+// Out of line on the device: a user model calls it from every model function of every kernel
+// path, and inlined copies of its switch over Jet operations made ptxas take many minutes per
+// bucket (kernels/models/user/buckets.hpp).
 template <int kRegisters, class S, class T, class Store>
-UKES_HD void run_segment(const ProgramView& program, Segment segment, const Inputs<S, T>& in,
-                         Store&& store) {
-  S r[kRegisters];
+UKES_HD UKES_DEVICE_NOINLINE void run_segment(const ProgramView& program, Segment segment,
+                                              const Inputs<S, T>& in, Store&& store) {
+  // Registers start unset (every one is written before it is read): default-constructing 64 jets
+  // on every call cost 9% of the scara user model's throughput, 1-4% of four_bar's and swarm's.
+  union Register {
+    S value;
+    UKES_HD Register() {}
+  };
+  Register file[kRegisters];
+  const auto r = [&file](int k) -> S& { return file[k].value; };
   const int s = static_cast<int>(segment);
   for (int pc = program.begin[s]; pc < program.end[s]; ++pc) {
     const Instruction i = program.code[pc];
     switch (static_cast<Op>(i.op)) {
       case Op::kLoadQ:
-        r[i.dst] = in.q[i.a];
+        assign(r(i.dst), in.q[i.a]);
         break;
       case Op::kLoadQd:
-        r[i.dst] = in.qd[i.a];
+        assign(r(i.dst), in.qd[i.a]);
         break;
       case Op::kLoadT:
-        r[i.dst] = in.t;
+        assign(r(i.dst), in.t);
         break;
       case Op::kLoadParam:
-        r[i.dst] = S(in.p[i.a]);
+        assign(r(i.dst), S(in.p[i.a]));
         break;
       case Op::kLoadConst:
-        r[i.dst] = S(T(program.constants[i.a]));
+        assign(r(i.dst), S(T(program.constants[i.a])));
         break;
       case Op::kLoadQc:
-        r[i.dst] = in.qc[i.a];
+        assign(r(i.dst), in.qc[i.a]);
         break;
       case Op::kStore:
-        store(static_cast<int>(i.a), r[i.b]);
+        store(static_cast<int>(i.a), r(i.b));
         break;
       case Op::kIf:
-        r[i.dst] = value_of(r[i.a]) != 0 ? r[i.b] : r[i.c];
+        assign(r(i.dst), value_of(r(i.a)) != 0 ? r(i.b) : r(i.c));
         break;
       default:
-        r[i.dst] = detail::apply(static_cast<Op>(i.op), r[i.a], r[i.b]);
+        assign(r(i.dst), detail::apply(static_cast<Op>(i.op), r(i.a), r(i.b)));
         break;
     }
   }

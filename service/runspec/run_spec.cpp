@@ -594,6 +594,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
                                       {"fused", GpuPath::kFused},
                                       {"warp", GpuPath::kWarp},
                                       {"cusolver", GpuPath::kCusolver}});
+    if (rs.user_model && s.gpu_path != GpuPath::kAuto && s.gpu_path != GpuPath::kFused)
+      fail("gpu_path", "user models run on the fused GPU path: give auto or fused");
   }
 
   // ---- output

@@ -12,22 +12,11 @@
 namespace ukes::testing {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kE = 2.71828182845904523536;
-
-// A value the C++ compiler cannot see: it would fold sin(0.7) correctly rounded at compile time,
-// which the library's sin, the one programs call, need not be.
-template <class T>
-T opaque(T value) {
-  volatile T hidden = value;
-  return hidden;
-}
-
 // Same operations in the same order as C++ evaluates them: the same numbers, to the bit.
 template <class T>
 void expect_same_as_cpp() {
-  const T x = opaque(T(0.7)), v = opaque(T(-1.3)), t = opaque(T(0.25)), a = opaque(T(1.5)),
-          b = opaque(T(-0.5));
+  const T x = unfolded(T(0.7)), v = unfolded(T(-1.3)), t = unfolded(T(0.25)), a = unfolded(T(1.5)),
+          b = unfolded(T(-0.5));
   const auto at = [&](const char* e) { return value_at<T>(e, x, v, t); };
   EXPECT_EQ(at("sin(x) * cos(x_dot) + exp(-x) / (a + x_dot * x_dot)"),
             sin(x) * cos(v) + exp(-x) / (a + v * v));
@@ -183,13 +172,16 @@ TEST(Evaluation, SegmentsStoreEveryOutput) {
   d["mass"] = nlohmann::json::parse(R"({"upper": [["m", "0.5 * x"], ["m + y"]]})");
   const UserModelDefinition def = parse_user_model(d);
   const double q[] = {0.4, -0.2}, qd[] = {1.0, 2.0}, p[] = {2.0, 3.0};
-  const auto M = run<double, double>(def, expr::Segment::kMass, {q, nullptr, 0.0, p, nullptr}, 4);
-  EXPECT_EQ(M, (std::vector<double>{2.0, 0.5 * 0.4, 0.5 * 0.4, 2.0 + -0.2}));
+  // Entry (i, j) is output i kMassStride + j.
+  const auto entries = [&](const UserModelDefinition& model) {
+    const auto M = run<double, double>(model, expr::Segment::kMass, {q, nullptr, 0.0, p, nullptr},
+                                       2 * expr::kMassStride);
+    return std::vector<double>{M[0], M[1], M[expr::kMassStride], M[expr::kMassStride + 1]};
+  };
+  EXPECT_EQ(entries(def), (std::vector<double>{2.0, 0.5 * 0.4, 0.5 * 0.4, 2.0 + -0.2}));
   nlohmann::json diagonal = base_definition();
   diagonal["mass"] = {{"diagonal", {"m", "2 * m"}}};
-  const auto D = run<double, double>(parse_user_model(diagonal), expr::Segment::kMass,
-                                     {q, nullptr, 0.0, p, nullptr}, 4);
-  EXPECT_EQ(D, (std::vector<double>{2.0, 0.0, 0.0, 4.0}));
+  EXPECT_EQ(entries(parse_user_model(diagonal)), (std::vector<double>{2.0, 0.0, 0.0, 4.0}));
   const auto Q = run<double, double>(def, expr::Segment::kForce, {q, qd, 0.0, p, nullptr}, 2);
   EXPECT_EQ(Q, (std::vector<double>{-3.0 * 0.4, -3.0 * -0.2}));
   const auto phi =

@@ -11,6 +11,17 @@
 
 namespace ukes::testing {
 
+inline constexpr double kPi = 3.14159265358979323846;
+inline constexpr double kE = 2.71828182845904523536;
+
+// A value the C++ compiler cannot see, so that references call the library at run time as the
+// programs do (folded at compile time, sin(0.7) is correctly rounded; the library's need not be).
+template <class T>
+T unfolded(T value) {
+  volatile T hidden = value;
+  return hidden;
+}
+
 // prefix followed by the number k ("a" and 3: "a3"), built without `"literal" + std::string`,
 // on which GCC 12 reports a false -Wrestrict.
 template <class Integer>

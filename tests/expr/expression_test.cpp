@@ -25,17 +25,6 @@ using json = nlohmann::json;
 using expr::Node;
 using expr::Op;
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kE = 2.71828182845904523536;
-
-// A value the C++ compiler cannot see, so that references call the library at run time as the
-// programs do (folded at compile time, sin(0.7) is correctly rounded; the library's need not be).
-template <class T>
-T unfolded(T value) {
-  volatile T hidden = value;
-  return hidden;
-}
-
 // The value of `e` over x (= 3 unless given), x_dot, t and parameters a = 1.5, b = -0.5.
 double at(const std::string& e, double x = 3.0, double x_dot = 0.0, double t = 0.0) {
   return value_at<double>(e, x, x_dot, t);

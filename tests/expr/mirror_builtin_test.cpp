@@ -82,10 +82,12 @@ void expect_same_numbers() {
     Scara::mass(q, t, p.data(), M);
     Scara::force(q, qd, t, p.data(), Q);
     Scara::position_rows(q, t, p.data(), phi);
-    const auto mass = run<T, T>(d, expr::Segment::kMass, {&q[0], nullptr, t, p.data()}, 16);
+    const auto mass =
+        run<T, T>(d, expr::Segment::kMass, {&q[0], nullptr, t, p.data()}, 4 * expr::kMassStride);
     const auto force = run<T, T>(d, expr::Segment::kForce, {&q[0], &qd[0], t, p.data()}, 4);
     const auto rows = run<T, T>(d, expr::Segment::kPositionRows, {&q[0], nullptr, t, p.data()}, 4);
-    for (int k = 0; k < 16; ++k) expect_bitwise(mass[k], M.a[k], "M", k);
+    for (int k = 0; k < 16; ++k)
+      expect_bitwise(mass[(k / 4) * expr::kMassStride + k % 4], M.a[k], "M", k);
     for (int k = 0; k < 4; ++k) expect_bitwise(force[k], Q[k], "Q", k);
     for (int k = 0; k < 4; ++k) expect_bitwise(rows[k], phi[k], "phi", k);
   }

@@ -48,7 +48,7 @@ void run_every_segment(const CompiledUserModel& model) {
   std::vector<double> q(static_cast<std::size_t>(shape.n), 0.3), qd(q.size(), -0.7),
       qc(q.size(), 1.1);
   const expr::Inputs<double, double> plain{q.data(), qd.data(), 0.25, p.data(), qc.data()};
-  run_segment_checked(model.program, expr::Segment::kMass, plain, shape.n * shape.n);
+  run_segment_checked(model.program, expr::Segment::kMass, plain, shape.n * expr::kMassStride);
   run_segment_checked(model.program, expr::Segment::kForce, plain, shape.n);
   run_segment_checked(model.program, expr::Segment::kNonIdealForce, plain, shape.n);
   run_segment_checked(model.program, expr::Segment::kInitialQ, plain, shape.n);

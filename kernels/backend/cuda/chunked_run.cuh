@@ -225,6 +225,9 @@ class ChunkedRun {
     const EnsembleSettings& s = *request.settings;
     path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>,
                             sizeof(T) == 8 ? Precision::kFp64 : Precision::kFp32);
+    // User models run on the fused path alone: each bucket's warp and staged kernels would cost
+    // several more minutes of ptxas per build (the run spec refuses asking for them).
+    if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
     report_.path = path_;
   }
 
@@ -232,9 +235,11 @@ class ChunkedRun {
     plan();
     if (req_.statistics) resident_.reserve(widths_, total_);
     if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<SolverHandle>();
-    if (path_ == GpuPath::kWarp)
-      for (auto& buffers : warp_buffers_)
-        buffers = std::make_unique<StagedDeviceBuffers<Model, T>>(chunk_);
+    if constexpr (!BucketModel<Model>) {
+      if (path_ == GpuPath::kWarp)
+        for (auto& buffers : warp_buffers_)
+          buffers = std::make_unique<StagedDeviceBuffers<Model, T>>(chunk_);
+    }
     if (req_.sweep != nullptr) sweep_ = std::make_unique<DeviceSweep>(*req_.sweep);
     for (auto& slot : slots_) {
       slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
@@ -339,12 +344,14 @@ class ChunkedRun {
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
       launch_fused_path<Model, T>(d_in, settings_, d_out, stream);
-    } else if (path_ == GpuPath::kWarp) {
-      const auto index = static_cast<std::size_t>(&slot - slots_.data());
-      launch_warp_path<Model, T>(d_in, settings_, d_out, *warp_buffers_[index], stream);
-    } else {
-      run_staged_path<Model, T>(d_in, settings_, d_out, stream, solver_->get(),
-                                req_.settings->cancel);
+    } else if constexpr (!BucketModel<Model>) {
+      if (path_ == GpuPath::kWarp) {
+        const auto index = static_cast<std::size_t>(&slot - slots_.data());
+        launch_warp_path<Model, T>(d_in, settings_, d_out, *warp_buffers_[index], stream);
+      } else {
+        run_staged_path<Model, T>(d_in, settings_, d_out, stream, solver_->get(),
+                                  req_.settings->cancel);
+      }
     }
     slot.kernel_stop.record(stream);
     if (req_.statistics) resident_.append(widths_, total_, begin, d_out, stream);

@@ -492,10 +492,11 @@ void DefinitionReader::compile() {
   for (int i = 0; i < n; ++i)
     for (int j = i; j < n; ++j) {
       const Node& entry = mass_[static_cast<std::size_t>(i)][static_cast<std::size_t>(j - i)];
+      constexpr int stride = expr::kMassStride;
       if (i == j) {
-        b.store(entry, {i * n + j});
+        b.store(entry, {i * stride + j});
       } else {
-        b.store(entry, {i * n + j, j * n + i});
+        b.store(entry, {i * stride + j, j * stride + i});
       }
     }
   try {

@@ -46,8 +46,7 @@ class UserModel {
   template <class T>
   UKES_HD void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) const {
     M = Mat<T, kN, kN>::identity();
-    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr},
-        MatrixStore<T>{M, program_->shape.n});
+    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr}, MatrixStore<T>{M});
   }
 
   template <class T>
@@ -92,14 +91,15 @@ class UserModel {
   template <class S>
   struct ArrayStore {
     S* out;
-    UKES_HD void operator()(int k, const S& value) const { out[k] = value; }
+    UKES_HD void operator()(int k, const S& value) const { assign(out[k], value); }
   };
-  // Mass entries arrive as k = i n + j for the model's own n.
+  // Mass entries arrive as k = i kMassStride + j.
   template <class T>
   struct MatrixStore {
     Mat<T, kN, kN>& M;
-    int n;
-    UKES_HD void operator()(int k, const T& value) const { M(k / n, k % n) = value; }
+    UKES_HD void operator()(int k, const T& value) const {
+      M(k / expr::kMassStride, k % expr::kMassStride) = value;
+    }
   };
 
   template <class S, class T, class Store>

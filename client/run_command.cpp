@@ -159,7 +159,7 @@ int run_command(const RunOptions& options) {
 
   note_no_trajectories(spec, options.h5);
   if (spec.device == Device::kAuto && spec.device_resolved == Device::kCpu)
-    std::fprintf(stderr, "ukes: running on the CPU: %s\n", gpu_availability().reason.c_str());
+    std::fprintf(stderr, "ukes: running on the CPU: %s\n", spec.cpu_reason.c_str());
   const ResultFiles files{options.out, options.h5};
   try {
     // Fail before a long run when a result could not be written.

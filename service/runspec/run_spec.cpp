@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "kernels/models/user/buckets.hpp"
 #include "service/runspec/initial_state.hpp"
 #include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
@@ -586,8 +587,15 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (rs.device == Device::kGpu && !options.gpu_available)
     fail("device", "gpu requested but no GPU can be used here: " + options.gpu_unavailable_reason +
                        " (use auto or cpu)");
-  rs.device_resolved =
-      rs.device != Device::kCpu && options.gpu_available ? Device::kGpu : Device::kCpu;
+  rs.cpu_reason = options.gpu_unavailable_reason;
+  bool gpu_can_run = options.gpu_available;
+  if (rs.user_model && rs.model->user->bucket > kMaxGpuUserBucket) {
+    rs.cpu_reason = "user models with more than " + std::to_string(kMaxGpuUserBucket) +
+                    " coordinates or constraint rows run on the CPU only";
+    if (rs.device == Device::kGpu) fail("device", rs.cpu_reason + " (use auto or cpu)");
+    gpu_can_run = false;
+  }
+  rs.device_resolved = rs.device != Device::kCpu && gpu_can_run ? Device::kGpu : Device::kCpu;
   if (const json* v = find(spec, "gpu_path")) {
     s.gpu_path = get_choice<GpuPath>(*v, "gpu_path", "gpu_path",
                                      {{"auto", GpuPath::kAuto},

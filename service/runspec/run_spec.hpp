@@ -111,6 +111,8 @@ struct RunSpec {
   EnsembleSettings settings;  // samples = output.samples; threads left at 0
   Device device = Device::kAuto;
   Device device_resolved = Device::kCpu;  // the backend that will run: kCpu or kGpu
+  // Why `auto` would run on the CPU here (no usable GPU, or a model too large for its code).
+  std::string cpu_reason;
   OutputSpec output;
   std::vector<double> params;  // the model defaults with the spec's `params` applied
   std::optional<SweepSpec> sweep;

@@ -11,6 +11,7 @@
 
 #include "service/runspec/printable_text.hpp"
 #include "service/runspec/spec_text.hpp"
+#include "tests/support/example_models.hpp"
 
 namespace ukes {
 namespace {
@@ -522,6 +523,48 @@ TEST(RunSpecGpu, GpuPathIsAutoFusedWarpOrCusolver) {
   EXPECT_EQ(parse(R"({"model": "duffing", "gpu_path": "warp"})").settings.gpu_path, GpuPath::kWarp);
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": "block"})"), "gpu_path");
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": 1})"), "gpu_path");
+}
+
+// A user model of 20 free particles on a line: bucket 32, which has no GPU code.
+std::string twenty_coordinate_spec(const char* device) {
+  std::string coordinates, mass, force;
+  for (int i = 0; i < 20; ++i) {
+    const std::string sep = i == 0 ? "" : ", ";
+    coordinates += sep + "\"x" + std::to_string(i) + "\"";
+    mass += sep + "1";
+    force += sep + "0";
+  }
+  return R"({"device": ")" + std::string(device) + R"(", "model": {"name": "line20",
+    "coordinates": [)" +
+         coordinates + R"(], "mass": {"diagonal": [)" + mass + R"(]},
+    "force": [)" +
+         force + "]}}";
+}
+
+TEST(RunSpecGpu, UserModelsPastTheLargestGpuBucketRunOnTheCpu) {
+  ParseOptions gpu;
+  gpu.gpu_available = true;
+  const RunSpec automatic = parse_run_spec(parse_spec_text(twenty_coordinate_spec("auto")), gpu);
+  EXPECT_EQ(automatic.model->user->bucket, 32);
+  EXPECT_EQ(automatic.device_resolved, Device::kCpu);
+  EXPECT_EQ(automatic.cpu_reason,
+            "user models with more than 16 coordinates or constraint rows run on the CPU only");
+  EXPECT_EQ(rejected_field(twenty_coordinate_spec("gpu"), gpu), "device");
+  // A catalogue model and a small user model still take the GPU.
+  EXPECT_EQ(parse(R"({"model": "duffing"})", gpu).device_resolved, Device::kGpu);
+  const std::string small = R"({"model": )" + example_definition_text("duffing") + "}";
+  EXPECT_EQ(parse_run_spec(parse_spec_text(small), gpu).device_resolved, Device::kGpu);
+}
+
+TEST(RunSpecGpu, UserModelsTakeTheFusedPathOnly) {
+  const std::string model = example_definition_text("duffing");
+  const auto spec = [&](const char* path) {
+    return R"({"model": )" + model + R"(, "gpu_path": ")" + path + R"("})";
+  };
+  EXPECT_EQ(rejected_field(spec("auto")), "");
+  EXPECT_EQ(rejected_field(spec("fused")), "");
+  EXPECT_EQ(rejected_field(spec("warp")), "gpu_path");
+  EXPECT_EQ(rejected_field(spec("cusolver")), "gpu_path");
 }
 
 // ------------------------------------------------------------------ limits

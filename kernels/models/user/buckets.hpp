@@ -14,6 +14,11 @@
 
 namespace ukes {
 
+// The largest bucket the CUDA module instantiates (CMakeLists.txt reads this line). Bucket 32's
+// fused kernel alone took ptxas over 15 minutes and would keep a 32 x 32 system's matrices in
+// local memory; larger user models run on the CPU (device auto), and device gpu is refused.
+inline constexpr int kMaxGpuUserBucket = 16;
+
 #define UKES_USER_BUCKET_TYPE(K) , UserModel<K>
 using UserBuckets = DropFirst<void UKES_USER_BUCKETS(UKES_USER_BUCKET_TYPE)>;
 #undef UKES_USER_BUCKET_TYPE

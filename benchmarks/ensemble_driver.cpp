@@ -75,7 +75,7 @@ ukes::bench::NpyMatrix system_major(const std::vector<double>& soa, int count, i
 
 json backends_json() {
   json cpu = {{"available", true}, {"threads", std::thread::hardware_concurrency()}};
-  const ukes::GpuAvailability& g = ukes::gpu_availability();
+  const ukes::GpuAvailability g = ukes::gpu_availability();
   json gpu = {{"available", g.available}};
   if (g.available) {
     gpu["name"] = g.info.name;

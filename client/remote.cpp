@@ -233,6 +233,9 @@ class JobFollower {
       return kExitFailure;
     }
     check_complete();
+    // A job that succeeded can still have news (the GPU failed and the CPU finished the job).
+    if (!end.message().empty())
+      std::fprintf(stderr, "ukes: job %s: %s\n", job_id().c_str(), end.message().c_str());
     const RunSpec& spec = assembler_.spec();
     const RunOutcome& outcome = assembler_.outcome();
     try {

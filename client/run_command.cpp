@@ -118,7 +118,7 @@ ParseOptions local_parse_options(const nlohmann::json& doc) {
   ParseOptions o;
   const auto device = doc.find("device");
   if (doc.is_object() && device != doc.end() && *device == "cpu") return o;
-  const GpuAvailability& gpu = gpu_availability();
+  const GpuAvailability gpu = gpu_availability();
   o.gpu_available = gpu.available;
   o.gpu_unavailable_reason = gpu.reason;
   return o;
@@ -169,6 +169,8 @@ int run_command(const RunOptions& options) {
     ExecuteOptions exec;
     exec.threads = options.threads;
     const RunOutcome out = execute(spec, exec);
+    if (!out.fallback_reason.empty())
+      std::fprintf(stderr, "ukes: running on the CPU: %s\n", out.fallback_reason.c_str());
     write_result_files(files, spec, out);
     print_summary(spec, out, total_steps(out.results));
     print_written(files, out);

@@ -20,7 +20,7 @@ const char* device_name(Device d) {
 
 ResolvedDevice resolve_device(Device requested) {
   if (requested == Device::kCpu) return {Device::kCpu, ""};
-  const GpuAvailability& gpu = gpu_availability();
+  const GpuAvailability gpu = gpu_availability();
   if (gpu.available) return {Device::kGpu, ""};
   if (requested == Device::kGpu) throw std::runtime_error("no usable GPU: " + gpu.reason);
   return {Device::kCpu, gpu.reason};

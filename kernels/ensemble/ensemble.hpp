@@ -41,6 +41,9 @@ struct EnsembleSettings {
   int threads = 0;  // CPU threads; <= 0: all hardware threads
   GpuPath gpu_path = GpuPath::kAuto;
   std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
+  // Page-locked host bytes a GPU run may pin (its chunks' host mirrors); 0: 256 MiB
+  // (kernels/backend/gpu/launch_policy.hpp).
+  std::size_t gpu_pinned_budget = 0;
   // When set and requested, the run stops within a few steps of every system: systems in flight
   // and systems not reached end with status kCancelled.
   const CancelFlag* cancel = nullptr;

@@ -1,7 +1,7 @@
 // Stateless per-(seed, i, count, d) sweep sampling: the unit-cube point of system i in dimension d,
-// and the inverse CDFs that map it to a distribution. Header-only, no heap, no std containers:
-// the same code runs on the host and (compiled by nvcc) on the device, so a sweep generated on a
-// GPU equals the one generated here bit for bit (up to the libm's erfc/log/exp on the device).
+// and the inverse CDFs that map it to a distribution. Header-only, no heap, no std containers.
+// Sweeps are generated on the host only (a device's erfc/log/exp may differ in the last bit, and
+// the inputs integrated must be the inputs reported).
 //
 // Samplers (namespace ukes::sampling):
 //  - random: Philox-4x32-10 (Salmon et al., SC'11; Random123 known-answer vectors in the tests)

@@ -1,5 +1,5 @@
 // Runs a parsed spec in-process on the backend the spec resolved to (spec.device_resolved): the
-// ensemble, then its statistics (on the GPU, computed there).
+// ensemble, then its statistics (on the host, as the server computes them).
 #pragma once
 
 #include <string>
@@ -21,6 +21,9 @@ struct RunOutcome {
   double total_s = 0.0;    // integration and statistics
   std::string backend;     // "cpu" or "gpu"
   int threads = 0;         // CPU threads used (0 on the GPU)
+  // Set when the spec resolved to the GPU, asked for `auto`, and the GPU broke during the run
+  // (GpuUnusableError): why the batch ran on the CPU after all.
+  std::string fallback_reason;
 };
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});

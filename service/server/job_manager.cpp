@@ -96,6 +96,8 @@ JobManager::JobManager(ServerOptions options)
 
 JobManager::~JobManager() { shutdown(); }
 
+bool JobManager::gpu_ready() const { return gpu_ready_ && gpu_availability().available; }
+
 // 128 bits from the kernel's random source: an id is a capability (whoever knows it can read and
 // cancel the job), so it must not follow from earlier ones, as mt19937_64's outputs did.
 std::string JobManager::new_job_id() {
@@ -132,7 +134,8 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
     throw SpecError("timeout_s", "must be a finite number of seconds >= 0 (0: no limit)");
   ParseOptions parse;
   parse.limits = options_.limits;
-  parse.gpu_available = gpu_ready_;
+  // Asked again per job: a GPU that broke under an earlier job is unavailable from then on.
+  parse.gpu_available = gpu_ready();
   parse.gpu_unavailable_reason = options_.device == Device::kCpu
                                      ? "this server runs with --device cpu"
                                      : gpu_availability().reason;

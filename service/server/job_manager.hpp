@@ -55,8 +55,9 @@ class JobManager {
   const ServerOptions& options() const { return options_; }
   const std::string& data_dir() const { return data_dir_; }
   int threads_per_job() const { return threads_per_job_; }
-  // Whether jobs may run on the GPU (a usable one exists and --device is not cpu).
-  bool gpu_ready() const { return gpu_ready_; }
+  // Whether jobs may run on the GPU now: a usable one exists (none from the moment it broke,
+  // gpu_backend.hpp) and --device is not cpu.
+  bool gpu_ready() const;
   // User models registered with this server (RegisterModel), which specs may name by id.
   ModelRegistry& models() { return models_; }
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/ensemble/statistics.hpp"
@@ -38,6 +40,30 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Where a job's slices run. A GPU that breaks under an `auto` job hands that slice, and the rest
+// of the job, to the CPU; `note` then says so in the job's end message.
+struct SliceDevice {
+  Device device = Device::kCpu;
+  std::string note;
+
+  void run(const Job& job, int first, const Batch& batch, const EnsembleSettings& settings,
+           const std::vector<std::int32_t>& recorded, BatchResults& part) {
+    if (device == Device::kGpu) {
+      try {
+        run_ensemble_gpu(batch, settings, part, recorded, false);
+        return;
+      } catch (const GpuUnusableError& e) {
+        if (job.spec().device != Device::kAuto) throw;
+        log_event(LogLevel::kWarning, "job_gpu_fallback",
+                  {{"job", job.id()}, {"first_system", first}, {"error", e.what()}});
+        note = "systems from " + std::to_string(first) + " on ran on the CPU: " + e.what();
+        device = Device::kCpu;
+      }
+    }
+    run_ensemble_cpu(batch, settings, part, recorded);
+  }
+};
+
 }  // namespace
 
 std::int64_t slice_bytes_for(std::int64_t memory_budget) {
@@ -60,6 +86,9 @@ JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes) {
   mem.per_system = 8 * (params + 2 * n) + 2 * results;
   const std::int64_t fields = 3 * n + slots;
   mem.trajectory = 2 * 8 * fields * static_cast<std::int64_t>(spec.output.samples);
+  // The module pins at most slice_bytes (run_job's pinned budget), or one granule of systems
+  // where a slice is smaller: their mirrors hold a little more per system than a slice does.
+  if (spec.device_resolved == Device::kGpu) mem.pinned = 2 * slice_bytes;
   return mem;
 }
 
@@ -105,6 +134,7 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
     EnsembleSettings settings = spec.settings;
     settings.threads = job.threads();
     settings.cancel = &job.cancel_flag();
+    settings.gpu_pinned_budget = static_cast<std::size_t>(slice_bytes);  // job_memory counts it
     // Slices stay within slice_bytes: so many systems, and so many recorded ones.
     const JobMemory mem = job_memory(spec, slice_bytes);
     const int max_chunk =
@@ -113,9 +143,16 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
         static_cast<std::size_t>(std::max<std::int64_t>(1, slice_bytes / mem.trajectory));
     std::vector<std::int32_t> recorded = spec.output.trajectory_ids;
     std::sort(recorded.begin(), recorded.end());
-    const int min_chunk = std::min(max_chunk, 16 * std::max(1, job.threads()));
-    // Start small so the first progress report comes quickly, then aim at chunk_target_s.
-    int chunk = min_chunk;
+    SliceDevice device{spec.device_resolved, ""};
+    // On the CPU: start small so the first progress report comes quickly, then aim at
+    // chunk_target_s. On the GPU a slice below kGpuMinSlice systems would leave most of the
+    // device idle, so slices are at least that (or the whole job), progress reports or not.
+    const auto smallest_slice = [&] {
+      const int wanted =
+          device.device == Device::kGpu ? kGpuMinSlice : 16 * std::max(1, job.threads());
+      return std::min(max_chunk, wanted);
+    };
+    int chunk = smallest_slice();
     while (done < count && !job.cancel_flag().requested()) {
       if (job.timeout_s() > 0 && seconds_since(start) > job.timeout_s()) {
         job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);
@@ -132,12 +169,7 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
       const Batch part_batch = batch_slice(spec, done, end - done);
       BatchResults part;
       const auto chunk_start = Clock::now();
-      if (spec.device_resolved == Device::kGpu) {
-        run_ensemble_gpu(part_batch, settings, part, local_ids, false,
-                         spec.sweep ? &*spec.sweep : nullptr, done);
-      } else {
-        run_ensemble_cpu(part_batch, settings, part, local_ids);
-      }
+      device.run(job, done, part_batch, settings, local_ids, part);
       if (job.cancel_flag().requested()) break;  // this chunk may be incomplete: drop it
       const double chunk_s = seconds_since(chunk_start);
 
@@ -170,14 +202,14 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
 
       const double scale = chunk_s > 1e-6 ? chunk_target_s / chunk_s : 4.0;
       chunk = static_cast<int>(
-          std::clamp(chunk * std::min(scale, 4.0), double(min_chunk), double(max_chunk)));
+          std::clamp(chunk * std::min(scale, 4.0), double(smallest_slice()), double(max_chunk)));
     }
     if (done == count && !job.cancel_flag().requested()) {
       ResultLog::Chunk out;
       statistics_to_proto(ensemble_statistics(all), out.mutable_statistics());
       job.publish(std::move(out));
       const double elapsed = seconds_since(start);
-      job.end(v1::JOB_STATE_SUCCEEDED, "", elapsed, steps_total);
+      job.end(v1::JOB_STATE_SUCCEEDED, device.note, elapsed, steps_total);
       log_event(LogLevel::kInfo, "job_succeeded",
                 {{"job", job.id()},
                  {"systems", count},

@@ -15,6 +15,11 @@ namespace ukes::server {
 // system.
 std::int64_t slice_bytes_for(std::int64_t memory_budget);
 
+// The fewest systems a GPU slice takes (fewer only when the job or the slice memory is smaller):
+// about enough threads to fill an H100's 132 SMs at the fused kernel's occupancy, as the CUDA
+// module's own chunks (kMinChunkSystems in kernels/backend/cuda/chunked_run.cuh).
+inline constexpr int kGpuMinSlice = 1 << 16;
+
 // What a running job holds besides its result log, in bytes (upper estimates): every system's
 // final values (the ensemble statistics need them all), and one slice.
 struct JobMemory {
@@ -22,8 +27,10 @@ struct JobMemory {
   std::int64_t slice = 0;       // the slice budget
   std::int64_t per_system = 0;  // one system of a slice: inputs, results, its summary chunk
   std::int64_t trajectory = 0;  // one recorded system's trajectory and its chunks
-  // Finals, a full slice, and one trajectory beyond it (a slice always takes one system).
-  std::int64_t total() const { return finals + slice + trajectory; }
+  std::int64_t pinned = 0;      // on the GPU: the slice's page-locked host mirrors
+  // Finals, a full slice, its pinned mirrors, and one trajectory beyond it (a slice always takes
+  // one system).
+  std::int64_t total() const { return finals + slice + pinned + trajectory; }
 };
 JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes);
 

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
                                : ukes::Device::kAuto;
   // The one line that says which backend jobs get, and why not the GPU.
   if (o.device != ukes::Device::kCpu) {
-    const ukes::GpuAvailability& gpu = ukes::gpu_availability();
+    const ukes::GpuAvailability gpu = ukes::gpu_availability();
     if (gpu.available) {
       log_event(LogLevel::kInfo, "backend",
                 {{"backend", "gpu"},

@@ -315,7 +315,7 @@ grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
   const ServerOptions& o = jobs_.options();
   response.set_version(version());
   response.add_backends("cpu");
-  const GpuAvailability& gpu = gpu_availability();
+  const GpuAvailability gpu = gpu_availability();
   if (jobs_.gpu_ready()) {
     response.add_backends("gpu");
     v1::GpuInfo* g = response.mutable_gpu();

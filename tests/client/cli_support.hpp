@@ -34,11 +34,12 @@ struct Result {
 
 // The shell line that runs `ukes ARGS` in `dir` with standard output and error going to TAG.out
 // and TAG.err there; `env` ("NAME=VALUE ...") is added to its environment, standard input comes
-// from `stdin_file` (default /dev/null).
+// from `stdin_file` (default /dev/null). The tests compare with CPU runs bit for bit, so `ukes`
+// runs on the CPU wherever it runs (UKES_DISABLE_GPU=1, which `env` may override).
 inline std::string ukes_command_line(const std::filesystem::path& dir, const std::string& args,
                                      const std::string& tag, const std::string& env = "",
                                      const std::string& stdin_file = "") {
-  return "cd " + quoted(dir.string()) + " && exec env " + env + " " +
+  return "cd " + quoted(dir.string()) + " && exec env UKES_DISABLE_GPU=1 " + env + " " +
          quoted(std::string(UKES_BINARY_DIR) + "/ukes") + " " + args + " > " +
          quoted((dir / (tag + ".out")).string()) + " 2> " +
          quoted((dir / (tag + ".err")).string()) + " < " +

@@ -74,5 +74,58 @@ TEST(ChunkPlan, AtLeastOneGranuleEvenWhenTheBudgetIsTiny) {
   EXPECT_EQ(plan_chunk_systems(100, 1000, 10, 4096), 100);
 }
 
+// A run of 10^6 systems of 1000 B each side, 10 kB per recorded trajectory.
+ChunkMemory million_systems() {
+  ChunkMemory m;
+  m.total = 1'000'000;
+  m.host_per_system = 1000;
+  m.device_per_system = 3000;
+  m.per_trajectory = 10'000;
+  m.device_budget = std::size_t{8} << 30;
+  m.pinned_budget = std::size_t{64} << 20;
+  return m;
+}
+
+TEST(ChunkPlan, ThePinnedMirrorsStayWithinThePinnedBudget) {
+  const ChunkMemory m = million_systems();
+  const ChunkPlan plan = plan_chunks(m, m.total, 4096);
+  EXPECT_EQ(plan.chunk % 4096, 0);
+  EXPECT_LE(static_cast<std::size_t>(plan.chunk) * m.host_per_system, m.pinned_budget);
+  EXPECT_GT(static_cast<std::size_t>(plan.chunk + 4096) * m.host_per_system, m.pinned_budget);
+  EXPECT_EQ(plan.trajectory_capacity, 0);  // nothing recorded
+}
+
+TEST(ChunkPlan, TheDeviceBudgetBindsWhenItIsTheSmaller) {
+  ChunkMemory m = million_systems();
+  m.device_budget = std::size_t{24} << 20;
+  const ChunkPlan plan = plan_chunks(m, m.total, 4096);
+  EXPECT_LE(static_cast<std::size_t>(plan.chunk) * m.device_per_system, m.device_budget);
+  EXPECT_GT(static_cast<std::size_t>(plan.chunk + 4096) * m.device_per_system, m.device_budget);
+}
+
+TEST(ChunkPlan, RecordedTrajectoriesAreHeldWholeOnlyWithinHalfOfEachBudget) {
+  ChunkMemory m = million_systems();
+  m.trajectory_slots = 4000;  // 40 MB: within half the device budget, not within half the pinned
+  ChunkPlan plan = plan_chunks(m, m.total, 4096);
+  EXPECT_EQ(plan.trajectory_capacity, plan.chunk);  // a slot per chunk system
+  EXPECT_LE(static_cast<std::size_t>(plan.chunk) * (m.host_per_system + m.per_trajectory),
+            m.pinned_budget);
+  m.trajectory_slots = 300;  // 3 MB fit whole
+  plan = plan_chunks(m, m.total, 4096);
+  EXPECT_EQ(plan.trajectory_capacity, 300);
+  EXPECT_LE(static_cast<std::size_t>(plan.chunk) * m.host_per_system + 300 * m.per_trajectory,
+            m.pinned_budget);
+}
+
+TEST(ChunkPlan, NoMoreThanWantedNorThanTheBatch) {
+  ChunkMemory m = million_systems();
+  EXPECT_EQ(plan_chunks(m, 8192, 4096).chunk, 8192);
+  m.total = 100;
+  const ChunkPlan plan = plan_chunks(m, 8192, 4096);
+  EXPECT_EQ(plan.chunk, 100);
+  m.trajectory_slots = 100;
+  EXPECT_EQ(plan_chunks(m, 8192, 4096).trajectory_capacity, 100);
+}
+
 }  // namespace
 }  // namespace ukes

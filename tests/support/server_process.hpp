@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -33,7 +34,8 @@ enum class DataDir {
 
 class ServerProcess {
  public:
-  // Extra flags are appended to: --port 0 --port-file F [--data-dir D].
+  // Extra flags are appended to: --port 0 --port-file F [--data-dir D] [--device cpu]. The
+  // device is the CPU unless extra_args name one: the tests compare with CPU runs bit for bit.
   explicit ServerProcess(const std::vector<std::string>& extra_args = {},
                          DataDir data_dir = DataDir::kGiven) {
     std::string tmpl =
@@ -47,6 +49,8 @@ class ServerProcess {
       args.push_back("--data-dir");
       args.push_back(data_dir_path().string());
     }
+    if (std::find(extra_args.begin(), extra_args.end(), "--device") == extra_args.end())
+      args.insert(args.end(), {"--device", "cpu"});
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

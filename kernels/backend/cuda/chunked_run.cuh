@@ -20,7 +20,6 @@
 #include "kernels/backend/cuda/device_buffer.cuh"
 #include "kernels/backend/cuda/device_program.cuh"
 #include "kernels/backend/cuda/device_statistics.hpp"
-#include "kernels/backend/cuda/device_sweep.cuh"
 #include "kernels/backend/cuda/integrate_batch.cuh"
 #include "kernels/backend/cuda/staged_path.cuh"
 #include "kernels/backend/cuda/warp_path.cuh"
@@ -240,7 +239,6 @@ class ChunkedRun {
         for (auto& buffers : warp_buffers_)
           buffers = std::make_unique<StagedDeviceBuffers<Model, T>>(chunk_);
     }
-    if (req_.sweep != nullptr) sweep_ = std::make_unique<DeviceSweep>(*req_.sweep);
     for (auto& slot : slots_) {
       slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
       slot.host.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
@@ -291,29 +289,27 @@ class ChunkedRun {
       if (resident >= budget) throw std::runtime_error("the batch's results do not fit on the GPU");
       budget -= resident;
     }
-    std::size_t per_system =
+    ChunkMemory memory;
+    memory.total = total_;
+    memory.trajectory_slots = req_.trajectory_slots;
+    memory.host_per_system =
         2 * (sizeof(double) * static_cast<std::size_t>(widths_.inputs() + widths_.real_outputs()) +
              2 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t));
+    memory.device_per_system = memory.host_per_system;
     if (path_ == GpuPath::kCusolver)
-      per_system += staged_bytes_per_system<T>(Model::kN, kRows<Model>);
+      memory.device_per_system += staged_bytes_per_system<T>(Model::kN, kRows<Model>);
     if (path_ == GpuPath::kWarp)
-      per_system += 2 * staged_bytes_per_system<T>(Model::kN, kRows<Model>);
-    const std::size_t per_trajectory =
-        2 * sizeof(double) * static_cast<std::size_t>(settings_.samples) *
-        static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
-    const std::size_t all_trajectories = per_trajectory * req_.trajectory_slots;
-    const bool trajectories_fit = all_trajectories <= budget / 2;
-    if (trajectories_fit) {
-      budget -= all_trajectories;
-    } else {
-      per_system += per_trajectory;  // as if every system were recorded
-    }
+      memory.device_per_system += 2 * staged_bytes_per_system<T>(Model::kN, kRows<Model>);
+    memory.per_trajectory = 2 * sizeof(double) * static_cast<std::size_t>(settings_.samples) *
+                            static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
+    memory.device_budget = budget;
+    memory.pinned_budget = req_.pinned_budget > 0 ? req_.pinned_budget : kDefaultPinnedBudget;
     const int wanted = std::max(kMinChunkSystems, (total_ + kPipelineDepth - 1) / kPipelineDepth);
-    const int fit = plan_chunk_systems(total_, per_system, budget, kChunkGranule);
-    chunk_ = std::min({total_, fit, wanted - wanted % kChunkGranule + kChunkGranule});
+    const ChunkPlan plan =
+        plan_chunks(memory, wanted - wanted % kChunkGranule + kChunkGranule, kChunkGranule);
+    chunk_ = plan.chunk;
     if (chunk_ <= 0) throw std::runtime_error("not enough GPU memory for one chunk of systems");
-    trajectory_capacity_ = trajectories_fit ? req_.trajectory_slots : chunk_;
-    trajectory_capacity_ = std::min(trajectory_capacity_, chunk_);
+    trajectory_capacity_ = plan.trajectory_capacity;
     report_.chunk_systems = chunk_;
   }
 
@@ -335,9 +331,6 @@ class ChunkedRun {
                                     cudaMemcpyHostToDevice, stream));
     UKES_CUDA_CHECK(cudaMemcpyAsync(slot.device.slot.data(), slot.host.slot.data(),
                                     sizeof(std::int32_t) * count, cudaMemcpyHostToDevice, stream));
-    if (sweep_)
-      sweep_->generate(slot.device.inputs.data(), count, widths_.params, widths_.n,
-                       req_.sweep_first + begin, stream);
     BatchInputView d_in = slot.device.input_view(widths_, count);
     if (program_) d_in.program = program_->get();
     const BatchOutputView d_out = slot.device.output_view(widths_, count);
@@ -448,7 +441,6 @@ class ChunkedRun {
   GpuPath path_ = GpuPath::kFused;
   ResidentSummaries resident_;
   std::unique_ptr<SolverHandle> solver_;
-  std::unique_ptr<DeviceSweep> sweep_;
   std::unique_ptr<DeviceProgram> program_;  // a user model's, for the whole run
   std::array<PipelineSlot, 2> slots_;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/backend/cuda/cuda_check.cuh"
 #include "kernels/backend/cuda/run_model.hpp"
+#include "kernels/backend/gpu/driver_requirement.hpp"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
 #include "kernels/models/catalogue.hpp"
 #include "kernels/models/user/buckets.hpp"
@@ -29,6 +31,15 @@ std::string describe(cudaError_t status) {
 }
 
 int probe(GpuDeviceInfo* info, char* why, std::size_t capacity) {
+  // Before any call that needs the driver: an old one is then one clear line, not the runtime's
+  // "CUDA driver version is insufficient".
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  if (const std::string problem = driver_requirement_problem(driver, CUDART_VERSION);
+      !problem.empty()) {
+    write(why, capacity, problem);
+    return 1;
+  }
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -67,26 +78,42 @@ int probe(GpuDeviceInfo* info, char* why, std::size_t capacity) {
   return 0;
 }
 
+// After a failed run: whether the context still works. A sticky error (illegal address, hardware
+// fault) is returned again by every later call, synchronization included; an ordinary one was
+// cleared by cudaGetLastError.
+bool context_is_broken() {
+  (void)cudaGetLastError();
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+
 int run(const GpuRunRequest* request, GpuRunReport* report, char* error, std::size_t capacity) {
   try {
-    const auto run_on_gpu = [&]<class M>() { run_model_on_gpu<M>(*request, *report); };
+    const auto run_on_gpu = [&]<class M>() {
+      // Buckets past kMaxGpuUserBucket have no device code (the run spec keeps them on the CPU).
+      if constexpr (M::kN <= kMaxGpuUserBucket || !BucketModel<M>) {
+        run_model_on_gpu<M>(*request, *report);
+      } else {
+        throw std::runtime_error("user models in bucket " + std::to_string(M::kN) +
+                                 " have no GPU code");
+      }
+    };
     const bool found = request->user_bucket > 0
                            ? dispatch_user_bucket(request->user_bucket, run_on_gpu)
                            : dispatch_model(request->model, run_on_gpu);
     if (!found) {
       write(error, capacity, std::string("unknown model: ") + request->model);
-      return 1;
+      return kGpuRunFailed;
     }
-    return 0;
+    return kGpuRunOk;
   } catch (const std::exception& e) {
     write(error, capacity, e.what());
   } catch (...) {
     write(error, capacity, "unknown error");
   }
-  return 1;
+  return context_is_broken() ? kGpuRunDeviceLost : kGpuRunFailed;
 }
 
-const GpuModule kModule{kGpuModuleAbi, &probe, &run};
+const GpuModule kModule{kGpuModuleAbi, kGpuModuleLayoutHash, &probe, &run};
 
 }  // namespace
 }  // namespace ukes::cuda

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -92,9 +93,11 @@ LoadedModule load() {
     a.reason = a.module + " does not export " + kUkesCudaModuleSymbol;
     return loaded;
   }
-  if (module->abi != kGpuModuleAbi) {
+  if (module->abi != kGpuModuleAbi || module->layout_hash != kGpuModuleLayoutHash) {
     a.reason = a.module + " was built for another version of ukes (module ABI " +
-               std::to_string(module->abi) + ", expected " + std::to_string(kGpuModuleAbi) + ")";
+               std::to_string(module->abi) + ", expected " + std::to_string(kGpuModuleAbi) +
+               (module->abi == kGpuModuleAbi ? "; the layouts of the types it shares differ" : "") +
+               "): rebuild it with this tree";
     return loaded;
   }
   char why[512] = {};
@@ -112,20 +115,49 @@ const LoadedModule& loaded_module() {
   return loaded;
 }
 
+// Set once, when a run reports the device lost: from then on the GPU is unavailable. Reported by
+// the callers that see GpuUnusableError (the CLI's line, the server's job_gpu_fallback event).
+class LostDevice {
+ public:
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  std::string reason() const {
+    const std::lock_guard lock(mu_);
+    return reason_;
+  }
+  void mark(const std::string& error) {
+    const std::lock_guard lock(mu_);
+    if (lost()) return;
+    reason_ = "the GPU failed earlier in this process and was given up: " + error;
+    lost_.store(true, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<bool> lost_{false};
+  mutable std::mutex mu_;
+  std::string reason_;
+};
+
+LostDevice& lost_device() {
+  static LostDevice lost;
+  return lost;
+}
+
 }  // namespace
 
-const GpuAvailability& gpu_availability() { return loaded_module().availability; }
-
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+GpuAvailability gpu_availability() {
+  GpuAvailability a = loaded_module().availability;
+  if (a.available && lost_device().lost()) {
+    a.available = false;
+    a.reason = lost_device().reason();
+  }
+  return a;
 }
 
 GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
-                              const std::vector<std::int32_t>& traj_ids, bool statistics,
-                              const SweepSpec* sweep, std::int64_t sweep_first) {
+                              const std::vector<std::int32_t>& traj_ids, bool statistics) {
   const LoadedModule& loaded = loaded_module();
-  if (loaded.module == nullptr)
-    throw std::runtime_error("no usable GPU: " + loaded.availability.reason);
+  if (const GpuAvailability gpu = gpu_availability(); !gpu.available)
+    throw GpuUnusableError("no usable GPU: " + gpu.reason);
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
   results.allocate(batch, s.samples, traj_ids);
   results.backend = "gpu";
@@ -138,16 +170,21 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
   request.trajectory_slots = static_cast<int>(traj_ids.size());
   request.statistics = statistics;
   request.memory_budget = s.gpu_memory_budget;
-  request.sweep = sweep;
-  request.sweep_first = sweep_first;
+  request.pinned_budget = s.gpu_pinned_budget;
   GpuRunReport report;
   // One device, one run at a time: concurrent runs would only compete for its memory.
   static std::mutex device_mutex;
   const std::lock_guard lock(device_mutex);
   const auto start = std::chrono::steady_clock::now();
   char error[1024] = {};
-  if (batch.count > 0 && loaded.module->run(&request, &report, error, sizeof error) != 0)
-    throw std::runtime_error(std::string("GPU run failed: ") + error);
+  if (batch.count > 0) {
+    const int status = loaded.module->run(&request, &report, error, sizeof error);
+    if (status == kGpuRunDeviceLost) {
+      lost_device().mark(error);
+      throw GpuUnusableError(std::string("GPU run failed, and the GPU with it: ") + error);
+    }
+    if (status != kGpuRunOk) throw std::runtime_error(std::string("GPU run failed: ") + error);
+  }
   results.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

@@ -2,9 +2,11 @@
 // a batch on it. Loads the CUDA module on first use; links nothing from CUDA.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/backend/gpu/driver_requirement.hpp"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
 
 namespace ukes {
@@ -18,19 +20,22 @@ struct GpuAvailability {
 
 // Probed once per process (thread-safe). UKES_CUDA_MODULE names the module file to load (default:
 // libukes_cuda.so beside the executable, then in the build tree); UKES_DISABLE_GPU=1 makes the
-// GPU unavailable.
-const GpuAvailability& gpu_availability();
+// GPU unavailable. A GPU whose context broke during a run (GpuUnusableError) stays unavailable
+// for the rest of the process, with that error as the reason.
+GpuAvailability gpu_availability();
 
-// A CUDA version number (1000 major + 10 minor) as "13.0".
-std::string cuda_version_text(int version);
+// Thrown by run_ensemble_gpu when the GPU cannot run anything any more (see above); the run that
+// saw it is incomplete, and `auto` runs may go on on the CPU.
+class GpuUnusableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Runs `batch` on the GPU: fills `results` (allocated here) and returns the module's report.
-// Throws std::runtime_error when no GPU is available or the run fails.
-// With `sweep`, batch system i is sweep system sweep_first + i and its swept inputs are generated
-// on the device (by the rule that generated the batch's own values).
+// Throws GpuUnusableError when no GPU is available or it broke during the run, and
+// std::runtime_error when this run alone failed.
 GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                               const std::vector<std::int32_t>& traj_ids = {},
-                              bool statistics = false, const SweepSpec* sweep = nullptr,
-                              std::int64_t sweep_first = 0);
+                              bool statistics = false);
 
 }  // namespace ukes

@@ -3,20 +3,23 @@
 // Host binaries never link CUDA: they dlopen the module (gpu_backend.cpp) and call the table it
 // exports, so a machine without a GPU, without a driver or even without the toolkit runs the CPU
 // backend. Both sides are built from this tree by one toolchain, so plain C++ structs may cross;
-// errors cross as text, never as exceptions. kGpuModuleAbi changes whenever these structs do.
+// errors cross as text, never as exceptions. The host refuses a module whose kGpuModuleAbi or
+// layout hash (the sizes and alignments of every type that crosses, standard containers included)
+// differs from its own; kGpuModuleAbi changes whenever these structs change in a way the hash
+// cannot see (two fields of one size swapped, a field's meaning).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/ensemble/statistics.hpp"
-#include "kernels/sweep/sweep.hpp"
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 2;
+inline constexpr int kGpuModuleAbi = 3;
 
 struct GpuDeviceInfo {
   char name[256] = {};
@@ -42,10 +45,7 @@ struct GpuRunRequest {
   int trajectory_slots = 0;       // systems with traj_slot >= 0
   bool statistics = false;        // also compute ensemble statistics on the device
   std::size_t memory_budget = 0;  // device bytes the run may use; 0: 80% of what is free
-  // When the batch is (a slice of) a sweep: the device regenerates the swept input columns,
-  // system i being sweep system sweep_first + i. The host arrays hold the same values.
-  const SweepSpec* sweep = nullptr;
-  std::int64_t sweep_first = 0;
+  std::size_t pinned_budget = 0;  // page-locked host bytes it may pin; 0: kDefaultPinnedBudget
   // Called on the calling thread once systems [begin, end) have all their results in `output`,
   // while the device already works on later chunks.
   void (*on_chunk)(void* user, int begin, int end) = nullptr;
@@ -61,11 +61,56 @@ struct GpuRunReport {
   std::vector<std::int32_t> failed_ids;  // with the statistics: systems not ok, ascending
 };
 
+// What `run` returns.
+enum GpuRunStatus : int {
+  kGpuRunOk = 0,
+  kGpuRunFailed = 1,  // this run failed (the output is incomplete); the device is still usable
+  // The device's context is broken (an illegal address, a hardware error, an Xid): every later
+  // CUDA call in this process would fail too.
+  kGpuRunDeviceLost = 2,
+};
+
+// Every type whose layout host and module must agree on.
+// clang-format off
+#define UKES_GPU_ABI_TYPES(X)   \
+  X(GpuDeviceInfo)              \
+  X(GpuRunRequest)              \
+  X(GpuRunReport)               \
+  X(EnsembleSettings)           \
+  X(BatchInputView)             \
+  X(BatchOutputView)            \
+  X(EnsembleStatistics)         \
+  X(std::vector<std::int32_t>)  \
+  X(std::string)
+// clang-format on
+
+namespace detail {
+constexpr std::uint64_t fnv1a(std::uint64_t hash, std::uint64_t value) {
+  for (int byte = 0; byte < 8; ++byte) {
+    hash ^= (value >> (8 * byte)) & 0xffu;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+}  // namespace detail
+
+// A hash of the sizes and alignments of UKES_GPU_ABI_TYPES, as this compiler lays them out.
+inline constexpr std::uint64_t kGpuModuleLayoutHash = [] {
+  std::uint64_t hash = 14695981039346656037ull;
+#define UKES_HASH_LAYOUT(type)              \
+  hash = detail::fnv1a(hash, sizeof(type)); \
+  hash = detail::fnv1a(hash, alignof(type));
+  UKES_GPU_ABI_TYPES(UKES_HASH_LAYOUT)
+#undef UKES_HASH_LAYOUT
+  return hash;
+}();
+
 struct GpuModule {
-  int abi = 0;
+  int abi = 0;  // first, so that any module's version can be read
+  std::uint64_t layout_hash = 0;
   // 0 when a usable device exists and fills `info`; otherwise writes why into `why`.
   int (*probe)(GpuDeviceInfo* info, char* why, std::size_t capacity) = nullptr;
-  // 0 on success; otherwise writes the error into `error` (the output is then incomplete).
+  // A GpuRunStatus; on failure writes the error into `error`.
   int (*run)(const GpuRunRequest* request, GpuRunReport* report, char* error,
              std::size_t capacity) = nullptr;
 };

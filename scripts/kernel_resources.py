@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Registers, stack and spills of every CUDA kernel, from the ptxas reports a build keeps.
+
+Each CUDA compile of a build leaves <object>.ptxas (scripts/nvcc-resources.sh): ptxas's
+--resource-usage lines. This script gathers the kernels' (entry functions') figures and
+
+  --write FILE   writes them as the committed table (benchmarks/kernel_resources.tsv);
+  --check FILE   compares them with that table and exits 1 when a kernel uses more registers,
+                 stack or spill bytes than the table allows, or is missing from it;
+  (neither)      prints them, the largest register counts first.
+
+The table is the budget: lower it when a kernel improves, raise it only with a reason in the
+commit. Run from anywhere:  scripts/kernel_resources.py --build build --check \
+benchmarks/kernel_resources.tsv
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+FIELDS = ("registers", "stack", "spill_stores", "spill_loads")
+ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+PROPERTIES = re.compile(r"Function properties for (\S+)")
+STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+USED = re.compile(r"Used (\d+) registers")
+
+
+def parse_report(text):
+    """{mangled kernel: {field: value}} of one .ptxas file (device functions are left out)."""
+    kernels, entries, current = {}, set(), None
+    for line in text.splitlines():
+        if m := ENTRY.search(line):
+            entries.add(m.group(1))
+        elif m := PROPERTIES.search(line):
+            current = m.group(1)
+            kernels.setdefault(current, dict.fromkeys(FIELDS, 0))
+        elif current and (m := STACK.search(line)):
+            k = kernels[current]
+            k["stack"], k["spill_stores"], k["spill_loads"] = map(int, m.groups())
+        elif current and (m := USED.search(line)):
+            kernels[current]["registers"] = int(m.group(1))
+    return {name: v for name, v in kernels.items() if name in entries}
+
+
+def demangle(names):
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    return dict(zip(names, out))
+
+
+def gather(build):
+    reports = sorted(pathlib.Path(build).rglob("*.ptxas"))
+    if not reports:
+        sys.exit(f"kernel_resources: no *.ptxas reports under {build} (a CUDA build keeps them)")
+    mangled = {}
+    for r in reports:
+        for name, figures in parse_report(r.read_text()).items():
+            seen = mangled.setdefault(name, figures)
+            for f in FIELDS:  # one kernel in two objects: the larger figures
+                seen[f] = max(seen[f], figures[f])
+    names = demangle(sorted(mangled))
+    return {names[m]: v for m, v in mangled.items()}
+
+
+def read_table(path):
+    table = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        if not line or line.startswith("#") or line.startswith("registers"):
+            continue
+        *values, name = line.split("\t")
+        table[name] = dict(zip(FIELDS, map(int, values)))
+    return table
+
+
+def write_table(path, kernels):
+    with open(path, "w") as f:
+        f.write("# Per-kernel budget, checked by scripts/kernel_resources.py (ctest KernelResources)."
+                "\n# Bytes; registers per thread. Regenerate with --write after a CUDA build.\n")
+        f.write("\t".join(FIELDS + ("kernel",)) + "\n")
+        for name in sorted(kernels):
+            f.write("\t".join(str(kernels[name][x]) for x in FIELDS) + f"\t{name}\n")
+
+
+def check(kernels, table):
+    problems = []
+    for name, figures in sorted(kernels.items()):
+        allowed = table.get(name)
+        if allowed is None:
+            problems.append(f"not in the table (run --write and commit it): {name}")
+            continue
+        for f in FIELDS:
+            if figures[f] > allowed[f]:
+                problems.append(f"{f} {allowed[f]} -> {figures[f]}: {name}")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--build", required=True, help="a build directory with the CUDA module")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--write", metavar="FILE")
+    g.add_argument("--check", metavar="FILE")
+    args = p.parse_args()
+    kernels = gather(args.build)
+    if args.write:
+        write_table(args.write, kernels)
+        print(f"kernel_resources: {len(kernels)} kernels written to {args.write}")
+        return 0
+    if args.check:
+        problems = check(kernels, read_table(args.check))
+        for line in problems:
+            print("kernel_resources:", line)
+        print(f"kernel_resources: {len(kernels)} kernels, {len(problems)} over the table")
+        return 1 if problems else 0
+    for name, v in sorted(kernels.items(), key=lambda kv: -kv[1]["registers"]):
+        print("\t".join(str(v[f]) for f in FIELDS) + f"\t{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -139,6 +139,8 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
   options.limits.max_systems = h.count();
   options.limits.max_samples = std::numeric_limits<std::int32_t>::max();
   options.limits.max_trajectory_bytes = max_result_bytes_;
+  // The systems' inputs travel with their summaries (on_summaries): validate only.
+  options.build_batch = false;
   if (const auto m = model_of(doc)) {
     const std::int64_t per_system = bytes_per_system(*m);
     if (h.count() > max_result_bytes_ / per_system)
@@ -170,6 +172,13 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
                              std::to_string(bytes) + " bytes, over this client's limit of " +
                              std::to_string(max_result_bytes_));
   header_ = h;
+  // NaN until the summaries of each system bring its inputs.
+  Batch& b = spec.batch;
+  const auto count = static_cast<std::size_t>(b.count);
+  const double unknown = std::numeric_limits<double>::quiet_NaN();
+  b.params.assign(spec.model->params.size() * count, unknown);
+  b.q0.assign(static_cast<std::size_t>(spec.model->n) * count, unknown);
+  b.qd0.assign(b.q0.size(), unknown);
   outcome_.results.allocate(spec.batch, spec.settings.samples, ids);
   outcome_.results.backend = h.backend();
   outcome_.backend = h.backend();
@@ -180,6 +189,7 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
 void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
   BatchResults& r = outcome_.results;
   const int n = r.n, slots = r.residual_slots;
+  const auto params = spec_->model->params.size();
   const auto c = static_cast<std::size_t>(s.count());
   if (s.first_id() < 0 || s.count() < 0 || std::int64_t{s.first_id()} + s.count() > r.count)
     throw std::runtime_error("summaries outside the batch");
@@ -190,8 +200,12 @@ void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
       static_cast<std::size_t>(s.force_max_size()) != c ||
       static_cast<std::size_t>(s.inconsistency_max_size()) != c ||
       static_cast<std::size_t>(s.steps_size()) != c ||
-      static_cast<std::size_t>(s.rejected_size()) != c)
+      static_cast<std::size_t>(s.rejected_size()) != c ||
+      static_cast<std::size_t>(s.params_size()) != c * params ||
+      static_cast<std::size_t>(s.q0_size()) != c * n ||
+      static_cast<std::size_t>(s.qd0_size()) != c * n)
     throw std::runtime_error("summary arrays do not match count");
+  Batch& inputs = spec_->batch;
   for (int k = 0; k < s.count(); ++k) {
     const int i = s.first_id() + k;
     const auto ku = static_cast<std::size_t>(k);
@@ -208,6 +222,12 @@ void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
     r.inconsistency_max[i] = s.inconsistency_max(k);
     r.steps[i] = s.steps(k);
     r.rejected[i] = s.rejected(k);
+    for (std::size_t p = 0; p < params; ++p)
+      inputs.param(static_cast<int>(p), i) = s.params(static_cast<int>(ku * params + p));
+    for (int j = 0; j < n; ++j) {
+      inputs.q(j, i) = s.q0(static_cast<int>(ku * n + j));
+      inputs.qd(j, i) = s.qd0(static_cast<int>(ku * n + j));
+    }
   }
   systems_received_ += s.count();
 }

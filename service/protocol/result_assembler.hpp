@@ -1,5 +1,6 @@
 // Client side of a job's result stream: takes the chunks in order and rebuilds the RunSpec and
-// RunOutcome an in-process run would have produced, so the same writers make the same files.
+// RunOutcome an in-process run would have produced (the systems' inputs included, from the
+// stream), so the same writers make the same files.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,9 @@ class ResultAssembler {
   std::int64_t systems_received() const { return systems_received_; }
   bool has_statistics() const { return has_statistics_; }
 
-  // The spec the server ran, rebuilt from the header (requires has_header()).
+  // The spec the server ran, rebuilt from the header (requires has_header()). Its batch holds
+  // the inputs of the systems whose summaries have arrived (as the server sent them; NaN for the
+  // others): the spec's samplers are not re-run here.
   const RunSpec& spec() const { return *spec_; }
   // The results so far; complete once finished() with state SUCCEEDED.
   const RunOutcome& outcome() const { return outcome_; }

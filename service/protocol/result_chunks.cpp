@@ -14,12 +14,14 @@ std::int32_t status_from_proto(v1::SystemStatus status) {
   return s >= 0 && s < kStatusCount ? s : -1;
 }
 
-std::vector<v1::SystemSummaries> summary_chunks(const BatchResults& part, std::int32_t first_id,
-                                                std::size_t budget) {
+std::vector<v1::SystemSummaries> summary_chunks(const Batch& inputs, const BatchResults& part,
+                                                std::int32_t first_id, std::size_t budget) {
   const int n = part.n, slots = part.residual_slots;
+  const int params = inputs.count > 0 ? static_cast<int>(inputs.params.size()) / inputs.count : 0;
   // Doubles per system plus varint-coded status and step counts.
-  const std::size_t per_system = 8 * static_cast<std::size_t>(5 + 2 * n + slots) + 24;
+  const std::size_t per_system = 8 * static_cast<std::size_t>(5 + 4 * n + slots + params) + 24;
   const int per_chunk = static_cast<int>(std::max<std::size_t>(1, budget / per_system));
+  const auto stride = static_cast<std::size_t>(inputs.count);
   std::vector<v1::SystemSummaries> chunks;
   for (int begin = 0; begin < part.count; begin += per_chunk) {
     const int end = std::min(part.count, begin + per_chunk);
@@ -36,6 +38,9 @@ std::vector<v1::SystemSummaries> summary_chunks(const BatchResults& part, std::i
       c.add_inconsistency_max(part.inconsistency_max[i]);
       c.add_steps(part.steps[i]);
       c.add_rejected(part.rejected[i]);
+      for (int k = 0; k < params; ++k) c.add_params(inputs.params[k * stride + i]);
+      for (int j = 0; j < n; ++j) c.add_q0(inputs.q0[j * stride + i]);
+      for (int j = 0; j < n; ++j) c.add_qd0(inputs.qd0[j * stride + i]);
     }
   }
   return chunks;

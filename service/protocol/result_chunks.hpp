@@ -21,8 +21,10 @@ v1::SystemStatus status_to_proto(std::int32_t status);
 // -1 for SYSTEM_STATUS_UNSPECIFIED or an unknown value.
 std::int32_t status_from_proto(v1::SystemStatus status);
 
-// Summaries of every system in `part` (the results of systems first_id .. first_id + count - 1).
-std::vector<v1::SystemSummaries> summary_chunks(const BatchResults& part, std::int32_t first_id,
+// Summaries of every system in `part` (the results of systems first_id .. first_id + count - 1),
+// with the inputs `inputs` gave them (the same systems).
+std::vector<v1::SystemSummaries> summary_chunks(const Batch& inputs, const BatchResults& part,
+                                                std::int32_t first_id,
                                                 std::size_t budget = kChunkBytes);
 
 // Trajectories of the systems `part` recorded (part.traj_ids are local: id - first_id), with the

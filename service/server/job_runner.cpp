@@ -103,6 +103,8 @@ void publish_header(Job& job, const std::string& backend) {
   h->set_backend(backend);
   h->set_precision(precision_name(spec.settings.precision));
   h->set_method(method_name(spec.settings.method));
+  h->set_t0(spec.settings.t0);
+  h->set_t_end(spec.settings.t_end);
   for (double t : sample_times(spec.settings)) h->add_sample_times(t);
   for (auto id : spec.output.trajectory_ids) h->add_trajectory_ids(id);
   const OutputSpec& o = spec.output;
@@ -176,7 +178,7 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
       copy_finals(part, done, all);
       for (auto s : part.steps) steps_total += s;
       if (job.system_summaries())
-        for (auto& c : summary_chunks(part, done)) {
+        for (auto& c : summary_chunks(part_batch, part, done)) {
           ResultLog::Chunk out;
           *out.mutable_summaries() = std::move(c);
           job.publish(std::move(out));

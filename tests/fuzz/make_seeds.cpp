@@ -357,6 +357,8 @@ std::vector<v1::StreamJobResultsResponse> stream_of(const StreamCase& c) {
     h->set_backend("cpu");
     h->set_precision(precision_name(spec.settings.precision));
     h->set_method(method_name(spec.settings.method));
+    h->set_t0(spec.settings.t0);
+    h->set_t_end(spec.settings.t_end);
     for (double t : sample_times(spec.settings)) h->add_sample_times(t);
     for (auto id : spec.output.trajectory_ids) h->add_trajectory_ids(id);
     const OutputSpec& o = spec.output;
@@ -379,7 +381,7 @@ std::vector<v1::StreamJobResultsResponse> stream_of(const StreamCase& c) {
     if (begin == end) continue;
     const BatchResults part = slice(all, begin, end);
     if (c.summaries)
-      for (auto& s : summary_chunks(part, begin, c.budget)) {
+      for (auto& s : summary_chunks(batch_slice(spec, begin, end - begin), part, begin, c.budget)) {
         v1::StreamJobResultsResponse chunk;
         *chunk.mutable_summaries() = std::move(s);
         push(std::move(chunk));

@@ -181,8 +181,9 @@ RunOutcome expect_round_trip(const json& doc, std::size_t budget) {
     BatchResults part;
     EnsembleSettings settings = spec.settings;
     settings.threads = 1;
-    run_ensemble_cpu(slice(spec.batch, begin, end), settings, part, local);
-    for (auto& s : summary_chunks(part, begin, budget)) {
+    const Batch inputs = slice(spec.batch, begin, end);
+    run_ensemble_cpu(inputs, settings, part, local);
+    for (auto& s : summary_chunks(inputs, part, begin, budget)) {
       v1::StreamJobResultsResponse c;
       *c.mutable_summaries() = std::move(s);
       push(std::move(c));
@@ -222,6 +223,11 @@ RunOutcome expect_round_trip(const json& doc, std::size_t budget) {
   EXPECT_EQ(r.steps, w.steps);
   EXPECT_EQ(r.rejected, w.rejected);
   EXPECT_EQ(r.traj_ids, w.traj_ids);
+  // The inputs came with the summaries, not from re-running the spec's samplers.
+  const Batch& inputs = a.spec().batch;
+  EXPECT_TRUE(same_bits(inputs.params, spec.batch.params));
+  EXPECT_TRUE(same_bits(inputs.q0, spec.batch.q0));
+  EXPECT_TRUE(same_bits(inputs.qd0, spec.batch.qd0));
   const OutputSpec& o = spec.output;
   // Fields that were not asked for do not travel.
   EXPECT_TRUE(!o.q || same_bits(r.traj_q, w.traj_q));
@@ -292,6 +298,24 @@ TEST(ResultAssembler, RefusesGapsDuplicatesAndChunksBeforeTheHeader) {
   bad.mutable_summaries()->set_first_id(0);
   bad.mutable_summaries()->set_count(2);  // the batch has one system
   EXPECT_THROW(a.add(bad), std::runtime_error);
+}
+
+TEST(ResultAssembler, RefusesSummariesWithoutTheSystemsInputs) {
+  const json doc = {{"model", "duffing"}, {"sweep", {{"count", 3}}}};
+  const RunSpec spec = parse_run_spec(doc, ParseOptions{});
+  BatchResults part;
+  run_ensemble_cpu(spec.batch, spec.settings, part, {});
+  v1::StreamJobResultsResponse header;
+  header.set_sequence(1);
+  header.mutable_header()->set_spec_json(doc.dump());
+  header.mutable_header()->set_count(3);
+  v1::StreamJobResultsResponse summaries;
+  summaries.set_sequence(2);
+  *summaries.mutable_summaries() = summary_chunks(spec.batch, part, 0).at(0);
+  summaries.mutable_summaries()->mutable_q0()->RemoveLast();
+  ResultAssembler a;
+  a.add(header);
+  EXPECT_THROW(a.add(summaries), std::runtime_error);
 }
 
 }  // namespace

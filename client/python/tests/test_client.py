@@ -1,0 +1,193 @@
+"""The Python client against a real ukes-server (conftest.py): discovery, runs whose numbers equal
+the command-line client's result file, errors as exceptions with the field, cancellation, and
+result streams resumed after a cut with every chunk exactly once."""
+import json
+
+import numpy as np
+import pytest
+
+import ukes
+from conftest import SOURCE, run_cli
+
+SWEEP = {
+    "model": "duffing",
+    "sweep": {"count": 40, "seed": 7, "vary": {"params.k1": {"uniform": [9.0, 11.0]},
+                                               "q0[0]": {"normal": [1.0, 0.05]}}},
+    "integrator": {"method": "dopri5", "t_end": 2.0},
+    "output": {"samples": 11, "trajectories": "first:3"},
+}
+
+
+def test_server_info_models_and_describe(client):
+    info = client.server_info()
+    assert "cpu" in info["backends"]
+    assert info["version"]
+    cli = run_cli(["models", "--json"], SOURCE)
+    assert cli.returncode == 0, cli.stderr
+    catalogue = [m["name"] for m in json.loads(cli.stdout)]
+    assert len(catalogue) == 15
+    assert [m.name for m in client.models()][:15] == catalogue
+    scara = client.describe("scara")
+    assert scara.n == 4 and scara.position_rows == 4
+    assert len(scara.coordinates) == 4
+
+
+def test_run_equals_the_command_line_result_file(client, tmp_path):
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(SWEEP))
+    cli = run_cli(["run", str(spec_file), "--out", str(tmp_path / "r.json")], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads((tmp_path / "r.json").read_text())
+    result = client.run(spec_file)  # a path works as a spec, like a dict
+
+    assert result.count == 40 and result.coordinates == expected["coordinates"]
+    systems = expected["systems"]
+    np.testing.assert_array_equal(result.q, [s["q"] for s in systems])
+    np.testing.assert_array_equal(result.qd, [s["qd"] for s in systems])
+    np.testing.assert_array_equal(result.t, [s["t"] for s in systems])
+    np.testing.assert_array_equal(result.steps, [s["steps"] for s in systems])
+    np.testing.assert_array_equal(result.force_max, [s["force_max"] for s in systems])
+    residual = [s["residual_max"]["position"] + s["residual_max"]["position_rate"] +
+                s["residual_max"]["velocity"] for s in systems]
+    np.testing.assert_array_equal(result.residual_max, residual)
+    assert list(result.status) == [s["status"] for s in systems]
+    ensemble = expected["ensemble"]
+    assert result.statistics["ok"] == ensemble["ok"] == 40
+    assert result.statistics == ensemble  # the same figures to the bit, the same layout
+    assert result.residual_names == ["phi[0]", "phid[0]"]
+
+    # The CLI's file read back: the same arrays and statistics.
+    loaded = ukes.load(tmp_path / "r.json")
+    for name in ("q", "qd", "t", "status", "residual_max", "force_max", "inconsistency_max",
+                 "steps", "rejected"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(result, name), err_msg=name)
+    assert loaded.statistics == result.statistics and loaded.coordinates == result.coordinates
+
+    # Trajectories of systems 0..2: 11 samples, the last of which is the final state.
+    assert list(result.trajectory_ids) == [0, 1, 2]
+    q = result.trajectory_fields["q"]
+    assert q.shape == (3, 11, 2)
+    np.testing.assert_array_equal(q[:, -1, :], result.q[:3])
+    assert result.sample_times[0] == 0.0 and result.sample_times[-1] == 2.0
+    data = result.trajectories
+    assert data.q.dims == ("system", "time", "coordinate")
+    assert list(data.coordinate.values) == expected["coordinates"]
+    np.testing.assert_array_equal(data.q.sel(system=2, time=2.0).values, result.q[2])
+    assert data.residual.dims == ("system", "time", "row") and data.attrs["model"] == "duffing"
+
+
+@pytest.mark.parametrize("spec, field", [
+    ({"model": "duffing", "integrator": {"rtol": -1}}, "integrator.rtol"),
+    ({"model": "nosuch"}, "model"),
+    ({"model": "duffing", "output": {"trajectories": [5]}}, "output.trajectories[0]"),
+])
+def test_refused_specs_raise_spec_error_naming_the_field(client, spec, field):
+    with pytest.raises(ukes.SpecError) as caught:
+        client.run(spec)
+    assert caught.value.field == field
+    assert caught.value.reason
+    assert caught.value.code.name == "INVALID_ARGUMENT"
+
+
+def test_limits_raise_limit_error(client):
+    with pytest.raises(ukes.LimitError) as caught:
+        client.submit({"model": "duffing", "sweep": {"count": 10**12}})
+    assert caught.value.code.name in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")
+
+
+def test_unknown_job_is_not_found(client):
+    job = ukes.Job(client, "j-" + "0" * 32)
+    with pytest.raises(ukes.UkesError) as caught:
+        job.status()
+    assert caught.value.code.name == "NOT_FOUND"
+
+
+def test_cancel_ends_the_job_as_cancelled(client):
+    job = client.submit({"model": "scara", "sweep": {"count": 2000000},
+                         "integrator": {"t_end": 100.0}})
+    job.cancel()
+    with pytest.raises(ukes.JobFailed) as caught:
+        job.result()
+    assert caught.value.state == "cancelled"
+    assert job.status()["state"] == "cancelled"
+
+
+def test_a_cut_stream_resumes_with_every_chunk_exactly_once(client):
+    job = client.submit(SWEEP)
+    whole = [c.sequence for c in job.stream()]
+    assert whole == list(range(1, len(whole) + 1)) and len(whole) > 4
+    first = job.stream()
+    head = [next(first).sequence for _ in range(3)]
+    first.close()  # the stream is cut after three chunks
+    rest = [c.sequence for c in job.stream(resume_after=head[-1])]
+    assert head + rest == whole
+
+
+def test_a_registered_definition_runs_by_its_id(client):
+    definition = json.loads(
+        (SOURCE / "client/examples/models/double_pendulum_cartesian.json").read_text())
+    model_id = client.register_model(definition)
+    assert model_id.startswith("sha256:")
+    assert client.register_model(definition) == model_id
+    result = client.run({"model": model_id, "sweep": {"count": 5},
+                         "integrator": {"method": "rk4", "t_end": 0.5}})
+    assert result.count == 5 and result.ok.all()
+    assert result.coordinates == list(client.describe(model_id).coordinates)
+
+
+def test_inputs_and_trajectory_files_equal_the_command_line_h5(client, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(SWEEP))
+    cli = run_cli(["run", str(spec_file), "--out", str(tmp_path / "r.json"), "--h5",
+                   str(tmp_path / "cli.h5")], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    result = client.run(SWEEP)
+    # The stream carries each system's inputs: the sampled k1 and q0[0] of every system.
+    k1 = result.params[:, result.param_names.index("k1")]
+    assert np.all((9.0 <= k1) & (k1 <= 11.0)) and len(np.unique(k1)) == 40
+    assert not np.isnan(result.q0).any() and not np.isnan(result.qd0).any()
+
+    result.to_hdf5(tmp_path / "py.h5")
+    with h5py.File(tmp_path / "cli.h5") as cli_file, h5py.File(tmp_path / "py.h5") as py_file:
+        assert set(py_file.keys()) == set(cli_file.keys())
+        for name in cli_file.keys():
+            np.testing.assert_array_equal(py_file[name][()], cli_file[name][()], err_msg=name)
+        for name, value in cli_file.attrs.items():
+            if name != "ukes_version":
+                assert py_file.attrs[name] == value, name
+        assert py_file["q"].dims[1][0].name == cli_file["q"].dims[1][0].name == "/t"
+
+    loaded = ukes.load(tmp_path / "r.json", h5=tmp_path / "cli.h5")
+    ids = loaded.trajectory_ids
+    np.testing.assert_array_equal(loaded.params[ids], result.params[ids])
+    np.testing.assert_array_equal(loaded.q0[ids], result.q0[ids])
+    for name, values in result.trajectory_fields.items():
+        np.testing.assert_array_equal(loaded.trajectory_fields[name], values, err_msg=name)
+    assert loaded.t0 == result.t0 == 0.0 and loaded.t_end == result.t_end == 2.0
+    with pytest.raises(ValueError, match="does not belong"):
+        ukes.load(tmp_path / "r.json", h5=_other_model_h5(client, tmp_path))
+
+
+def _other_model_h5(client, tmp_path):
+    path = tmp_path / "other.h5"
+    client.run({"model": "pendulum_polar", "output": {"trajectories": "all"}}).to_hdf5(path)
+    return path
+
+
+def test_a_built_spec_and_a_yaml_file_run_as_their_json(client, tmp_path):
+    built = (ukes.spec("duffing")
+             .sweep(40, seed=7)
+             .vary("params.k1", uniform=(9.0, 11.0))
+             .vary("q0[0]", normal=(1.0, 0.05))
+             .integrator(method="dopri5", t_end=2.0)
+             .output(samples=11, trajectories="first:3"))
+    assert built == SWEEP  # the builder's product is the plain spec
+    yaml = pytest.importorskip("yaml")
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(SWEEP))
+    from_yaml = client.run(tmp_path / "spec.yaml")
+    from_builder = client.run(built)
+    np.testing.assert_array_equal(from_yaml.q, from_builder.q)
+    np.testing.assert_array_equal(from_yaml.params, from_builder.params)
+    with pytest.raises(ValueError, match="exactly one of"):
+        ukes.spec("duffing").vary("params.k1", uniform=(1, 2), normal=(1, 2))

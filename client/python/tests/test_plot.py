@@ -1,0 +1,109 @@
+"""ukes.plot renders headless (Agg) to non-empty PNGs, draws what it says (the median band is the
+data's median), and refuses what a result did not record with a ValueError naming it."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from ukes import plot  # noqa: E402
+from ukes.result import Result  # noqa: E402
+from ukes.v1 import ukes_pb2 as pb  # noqa: E402
+
+
+def toy(fields=("q", "qd", "residual", "force"), systems=8, samples=21) -> Result:
+    """Damped oscillators x, y with a residual that decays to an exact zero; system 3 failed."""
+    rng = np.random.default_rng(1)
+    t = np.linspace(0.0, 2.0, samples)
+    amplitude = rng.uniform(0.5, 1.5, systems)[:, None]
+    x = amplitude * np.exp(-t) * np.cos(3 * t)
+    q = np.stack([x, 2 * x], axis=-1)
+    residual = np.stack([1e-3 * np.exp(-10 * t) * np.ones((systems, 1))] * 2, axis=-1)
+    residual[:, -1, :] = 0.0
+    data = {"q": q, "qd": np.gradient(q, t, axis=1), "residual": residual, "force": 0.1 * q}
+    status = np.array(["ok"] * systems, dtype=object)
+    status[3] = "nonfinite"
+    model = pb.Model(name="toy", n=2, coordinates=["x", "y"], position_rows=1, velocity_rows=0)
+    return Result(
+        job_id="j", model=model, spec={}, backend="cpu", precision="fp64", method="rk4", t0=0.0,
+        t_end=2.0, coordinates=["x", "y"], residual_names=["phi[0]", "phid[0]"], q=q[:, -1],
+        qd=data["qd"][:, -1], t=np.full(systems, 2.0), status=status,
+        residual_max=np.full((systems, 2), 1e-3), force_max=rng.uniform(1, 100, systems),
+        inconsistency_max=np.zeros(systems), steps=np.full(systems, 20),
+        rejected=np.zeros(systems, dtype=np.int64), param_names=["k"],
+        params=np.ones((systems, 1)), q0=q[:, 0], qd0=data["qd"][:, 0], statistics={},
+        sample_times=t, trajectory_ids=np.arange(systems),
+        trajectory_fields={f: data[f] for f in fields})
+
+
+def rendered(ax, path) -> int:
+    ax.figure.savefig(path)
+    plt.close(ax.figure)
+    return path.stat().st_size
+
+
+@pytest.mark.parametrize("draw", [
+    lambda r: plot.residuals(r),
+    lambda r: plot.residuals(r, rows=["phi[0]"], systems=[2]),
+    lambda r: plot.trajectories(r),
+    lambda r: plot.trajectories(r, field="force", coordinates=["y"], systems=[0, 5]),
+    lambda r: plot.percentile_bands(r, coordinate="y"),
+    lambda r: plot.final_histogram(r, bins=5),
+    lambda r: plot.force_histogram(r, bins=5),
+    lambda r: plot.phase_plane(r, "x"),
+])
+def test_each_plot_renders_to_a_png(draw, tmp_path):
+    assert rendered(draw(toy()), tmp_path / "plot.png") > 1000
+
+
+def test_plots_draw_on_a_given_axes():
+    fig, ax = plt.subplots()
+    assert plot.residuals(toy(), ax=ax) is ax
+    plt.close(fig)
+
+
+def test_residual_zeros_stay_on_the_log_axis():
+    ax = plot.residuals(toy(), rows=["phi[0]"], systems=[0])
+    (line,) = ax.get_lines()
+    assert ax.get_yscale() == "log"
+    drawn = line.get_ydata()
+    smallest = np.min(drawn[:-1])  # the last sample is an exact zero
+    assert drawn[-1] == smallest / 10 and smallest > 0
+    plt.close(ax.figure)
+
+
+def test_the_median_line_is_the_data_median():
+    result = toy()
+    result.trajectory_fields["q"][3] = np.nan  # a failed system's samples are left out
+    ax = plot.percentile_bands(result, coordinate="y")
+    median = [line for line in ax.get_lines() if line.get_label() == "median"][0]
+    expected = np.nanpercentile(result.trajectory_fields["q"][:, :, 1], 50, axis=0)
+    np.testing.assert_array_equal(median.get_ydata(), expected)
+    assert len(ax.collections) == 2  # the 5-95 and 25-75 bands
+    plt.close(ax.figure)
+
+
+def test_histograms_count_the_ok_systems_only_by_default():
+    result = toy()
+    ax = plot.final_histogram(result, bins=4)
+    assert sum(p.get_height() for p in ax.patches) == result.ok.sum() == 7
+    plt.close(ax.figure)
+    ax = plot.final_histogram(result, bins=4, only_ok=False)
+    assert sum(p.get_height() for p in ax.patches) == 8
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("draw, named", [
+    (lambda: plot.residuals(toy(fields=("q",))), "'residual'"),
+    (lambda: plot.trajectories(toy(), field="qd", coordinates=["z"]), "'z'"),
+    (lambda: plot.residuals(toy(), rows=["psi[0]"]), "'psi[0]'"),
+    (lambda: plot.trajectories(toy(), systems=[99]), "[99]"),
+    (lambda: plot.phase_plane(toy(fields=("q",)), "x"), "'qd'"),
+    (lambda: plot.percentile_bands(toy(fields=()), field="force"), "'force'"),
+])
+def test_missing_things_are_named(draw, named):
+    with pytest.raises(ValueError) as caught:
+        draw()
+    assert named in str(caught.value)
+    plt.close("all")

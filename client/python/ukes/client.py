@@ -1,0 +1,170 @@
+"""The connection to a ukes-server: discovery, model registration, jobs and their result streams.
+
+    import ukes
+    client = ukes.Client("127.0.0.1:50051")
+    result = client.run({"model": "scara", "sweep": {"count": 1000}})
+    result.q            # final coordinates, [system, coordinate]
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Iterator, Mapping, Union
+
+import grpc
+from google.protobuf import json_format
+
+from ukes.errors import JobFailed, LimitError, from_rpc_error
+from ukes.result import Result, ResultBuilder
+from ukes.spec import spec_text
+from ukes.v1 import ukes_pb2 as pb
+from ukes.v1 import ukes_pb2_grpc as pb_grpc
+
+Spec = Union[Mapping[str, Any], str, os.PathLike]
+
+# Stream failures worth resuming after (the server or the network went away for a moment).
+TRANSIENT = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+             grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+# gRPC's default 4 MiB receive limit is below the server's largest chunks.
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 64 << 20),
+                   ("grpc.max_send_message_length", 64 << 20)]
+
+
+class Job:
+    """A job on the server. `stream()` yields its chunks as they come; `result()` waits for the
+    end and returns the Result; `status()` and `cancel()` ask the server."""
+
+    def __init__(self, client: "Client", job_id: str, queue_position: int = 0):
+        self.client = client
+        self.id = job_id
+        self.queue_position = queue_position
+        self._builder = ResultBuilder()
+
+    def status(self) -> dict[str, Any]:
+        """The job's state ("running", ...), progress, chunks so far and message."""
+        r = self.client._call("GetJob", pb.GetJobRequest(job_id=self.id))
+        out = json_format.MessageToDict(r, preserving_proto_field_name=True)
+        out["state"] = pb.JobState.Name(r.state).removeprefix("JOB_STATE_").lower()
+        return out
+
+    def cancel(self) -> str:
+        """Stops the job; chunks already computed stay available. Returns the state it ended in."""
+        r = self.client._call("CancelJob", pb.CancelJobRequest(job_id=self.id))
+        return pb.JobState.Name(r.state).removeprefix("JOB_STATE_").lower()
+
+    def stream(self, resume_after: int = 0,
+               max_retries: int = 10) -> Iterator[pb.StreamJobResultsResponse]:
+        """The job's chunks after `resume_after`, each exactly once, in order, until the end. A
+        stream that breaks is resumed after the last chunk received (up to `max_retries` times in
+        a row, waiting longer each time)."""
+        last, failures = resume_after, 0
+        while True:
+            request = pb.StreamJobResultsRequest(job_id=self.id, resume_after=last)
+            try:
+                for chunk in self.client._stub.StreamJobResults(request):
+                    if chunk.sequence <= last:
+                        continue
+                    last, failures = chunk.sequence, 0
+                    yield chunk
+                    if chunk.WhichOneof("payload") == "end":
+                        return
+                return  # the server ended the stream without an end chunk: nothing more comes
+            except grpc.RpcError as e:
+                error = from_rpc_error(e)
+                retry = isinstance(error, LimitError) and error.retry_after_s is not None
+                if (error.code not in TRANSIENT and not retry) or failures >= max_retries:
+                    raise error from None
+                failures += 1
+                time.sleep(min(5.0, 0.1 * 2 ** failures))
+
+    def result(self, progress: bool = False) -> Result:
+        """Waits for the job to end and returns its Result; raises JobFailed when it did not
+        succeed. With `progress`, shows a progress bar (tqdm) while it runs."""
+        bar = _progress_bar() if progress else None
+        for chunk in self.stream(resume_after=self._builder.last_sequence):
+            self._builder.add(chunk)
+            if bar is not None and chunk.WhichOneof("payload") == "progress":
+                bar.total = chunk.progress.systems_total
+                bar.n = chunk.progress.systems_done
+                bar.refresh()
+        if bar is not None:
+            bar.close()
+        end = self._builder.end
+        if end is None:
+            raise JobFailed(self.id, "unknown", "the stream ended before the job did")
+        if end.state != pb.JOB_STATE_SUCCEEDED:
+            state = pb.JobState.Name(end.state).removeprefix("JOB_STATE_").lower()
+            raise JobFailed(self.id, state, end.message)
+        return self._builder.result()
+
+
+def _progress_bar():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=0, unit="systems")
+
+
+class Client:
+    """A connection to ukes-server at `address` ("host:port"). Every failed call raises a
+    ukes.UkesError (SpecError for a refused spec, naming its field; LimitError for a limit)."""
+
+    def __init__(self, address: str = "127.0.0.1:50051", timeout: float = 30.0):
+        self.address = address
+        self.timeout = timeout
+        self._channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.UkesServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, request: Any) -> Any:
+        try:
+            return getattr(self._stub, method)(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def server_info(self) -> dict[str, Any]:
+        """The server's version, backends (and GPU, or why none), threads and limits."""
+        r = self._call("GetServerInfo", pb.GetServerInfoRequest())
+        return json_format.MessageToDict(r, preserving_proto_field_name=True)
+
+    def models(self) -> list[pb.Model]:
+        """The catalogue models, then the registered user models."""
+        return list(self._call("ListModels", pb.ListModelsRequest()).models)
+
+    def describe(self, name: str) -> pb.Model:
+        """One model by catalogue name or registered id: coordinates, rows, parameters, defaults."""
+        return self._call("DescribeModel", pb.DescribeModelRequest(name=name)).model
+
+    def register_model(self, definition: Union[Mapping[str, Any], str]) -> str:
+        """Registers a model definition (docs/MODEL_FORMAT.md; a dict or JSON text) and returns
+        its content id, which specs may then give as their "model"."""
+        text = definition if isinstance(definition, str) else json.dumps(definition)
+        return self._call("RegisterModel", pb.RegisterModelRequest(definition_json=text)).model_id
+
+    def submit(self, spec: Spec, timeout_s: float = 0.0, system_summaries: bool = True) -> Job:
+        """Queues a job for `spec` (a dict, a ukes.spec builder, or the path of a JSON or YAML
+        spec file) and returns it at once. The server stops it after `timeout_s` seconds (0: no
+        limit)."""
+        request = pb.SubmitJobRequest(spec_json=spec_text(spec), timeout_s=timeout_s,
+                                      system_summaries=system_summaries)
+        r = self._call("SubmitJob", request)
+        return Job(self, r.job_id, r.queue_position)
+
+    def run(self, spec: Spec, progress: bool = False, timeout_s: float = 0.0) -> Result:
+        """Runs `spec` (a dict, a ukes.spec builder, or the path of a JSON or YAML spec file) on
+        the server and returns its Result: per-system final states, statuses, residual and force
+        maxima, the ensemble statistics, each system's inputs and any recorded trajectories, as
+        numpy arrays. With `progress`, shows a
+        progress bar. Raises SpecError (with .field) when the server refuses the spec and
+        JobFailed when the job does not succeed."""
+        return self.submit(spec, timeout_s=timeout_s).result(progress=progress)

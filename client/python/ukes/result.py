@@ -1,0 +1,222 @@
+"""Results of a job as numpy arrays: built chunk by chunk from the server's result stream
+(ResultBuilder), with the model's coordinate and row names beside them."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ukes.v1 import ukes_pb2 as pb
+
+if TYPE_CHECKING:
+    import xarray
+
+
+def status_name(value: int) -> str:
+    """A SystemStatus as docs/RUNSPEC.md names it ("ok", "max_steps", ...)."""
+    return pb.SystemStatus.Name(value).removeprefix("SYSTEM_STATUS_").lower()
+
+
+def summary_dict(s: pb.Summary) -> dict[str, float]:
+    return {k: getattr(s, k) for k in ("count", "min", "max", "mean", "std", "p50", "p95", "p99")}
+
+
+def residual_names(model: pb.Model) -> list[str]:
+    """Residual slots in stream order: |phi| and |phid| per position row, |psi| per velocity row."""
+    return ([f"phi[{i}]" for i in range(model.position_rows)] +
+            [f"phid[{i}]" for i in range(model.position_rows)] +
+            [f"psi[{i}]" for i in range(model.velocity_rows)])
+
+
+@dataclass
+class Result:
+    """A finished job's results.
+
+    Per system (first axis: system id), numpy arrays: `q`, `qd` (final state, [system,
+    coordinate]), `t` (final time), `status` (names such as "ok"), `residual_max` ([system,
+    residual slot], named by `residual_names`), `force_max`, `inconsistency_max`, `steps`,
+    `rejected`, and the inputs each system was integrated from (after sweeps and defaults):
+    `params` ([system, parameter], named by `param_names`), `q0`, `qd0`. `statistics` holds the
+    ensemble statistics over the systems that ended ok (as docs/RUNSPEC.md's "ensemble").
+    Recorded trajectories: `sample_times`, `trajectory_ids` (the recorded systems) and, per
+    field, [recorded system, sample, component] arrays in `trajectory_fields`; `trajectories`
+    gives them as an xarray.Dataset. `spec` is the spec as the server ran it, `t0` and `t_end`
+    its integration interval.
+    """
+
+    job_id: str
+    model: pb.Model
+    spec: dict[str, Any]
+    backend: str
+    precision: str
+    method: str
+    t0: float
+    t_end: float
+    coordinates: list[str]
+    residual_names: list[str]
+    q: np.ndarray
+    qd: np.ndarray
+    t: np.ndarray
+    status: np.ndarray
+    residual_max: np.ndarray
+    force_max: np.ndarray
+    inconsistency_max: np.ndarray
+    steps: np.ndarray
+    rejected: np.ndarray
+    param_names: list[str]
+    params: np.ndarray
+    q0: np.ndarray
+    qd0: np.ndarray
+    statistics: dict[str, Any]
+    sample_times: np.ndarray
+    trajectory_ids: np.ndarray
+    trajectory_fields: dict[str, np.ndarray] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    steps_total: int = 0
+    message: str = ""
+
+    @property
+    def trajectories(self) -> "xarray.Dataset":
+        """The recorded trajectories as an xarray.Dataset: variables q, qd, force (dims system,
+        time, coordinate) and residual (system, time, row) for the fields the spec recorded,
+        coordinates named by the model, the job's model, id and spec as attributes."""
+        import xarray as xr
+
+        dims = {"residual": ("system", "time", "row")}
+        data = {name: (dims.get(name, ("system", "time", "coordinate")), values)
+                for name, values in self.trajectory_fields.items()}
+        coords = {"system": self.trajectory_ids, "time": self.sample_times,
+                  "coordinate": self.coordinates, "row": self.residual_names}
+        recorded = self.trajectory_ids
+        data["params"] = (("system", "param"), self.params[recorded])
+        data["q0"] = (("system", "coordinate"), self.q0[recorded])
+        data["qd0"] = (("system", "coordinate"), self.qd0[recorded])
+        coords["param"] = self.param_names
+        attrs = {"model": self.model.name, "job_id": self.job_id, "spec": json.dumps(self.spec)}
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    def to_hdf5(self, path: "str | os.PathLike") -> None:
+        """Writes the recorded trajectories in the layout of the CLI's `ukes run --h5` file
+        (docs/RUNSPEC.md): datasets t, system_ids, coordinate, residual_row, param (dimension
+        scales), q, qd, residual, force ([system, time, component], the recorded fields),
+        params, q0, qd0, status, and the run's description as root attributes."""
+        from ukes.hdf5 import write_trajectories
+
+        write_trajectories(self, path)
+
+    @property
+    def count(self) -> int:
+        """Systems in the job."""
+        return len(self.status)
+
+    @property
+    def ok(self) -> np.ndarray:
+        """Boolean mask of the systems that ended ok."""
+        return self.status == "ok"
+
+
+class ResultBuilder:
+    """Collects a job's chunks (header, summaries, trajectories, statistics, end) into a Result.
+    Chunks must come in sequence order, each once (the Job's stream guarantees it)."""
+
+    def __init__(self) -> None:
+        self.header: pb.JobHeader | None = None
+        self.statistics: dict[str, Any] = {}
+        self.end: pb.JobEnd | None = None
+        self.last_sequence = 0
+
+    def add(self, chunk: pb.StreamJobResultsResponse) -> None:
+        self.last_sequence = chunk.sequence
+        kind = chunk.WhichOneof("payload")
+        if kind == "header":
+            self._start(chunk.header)
+        elif kind == "summaries":
+            self._summaries(chunk.summaries)
+        elif kind == "trajectory":
+            self._trajectory(chunk.trajectory)
+        elif kind == "statistics":
+            self.statistics = statistics_dict(chunk.statistics, self.header.model)
+        elif kind == "end":
+            self.end = chunk.end
+
+    def _start(self, h: pb.JobHeader) -> None:
+        self.header = h
+        n, count, slots = h.model.n, h.count, h.residual_slots
+        self.q = np.full((count, n), np.nan)
+        self.qd = np.full((count, n), np.nan)
+        self.t = np.full(count, np.nan)
+        self.status = np.full(count, "unspecified", dtype=object)
+        self.residual_max = np.full((count, slots), np.nan)
+        self.force_max = np.full(count, np.nan)
+        self.inconsistency_max = np.full(count, np.nan)
+        self.steps = np.zeros(count, dtype=np.int64)
+        self.rejected = np.zeros(count, dtype=np.int64)
+        self.params = np.full((count, len(h.model.params)), np.nan)
+        self.q0 = np.full((count, n), np.nan)
+        self.qd0 = np.full((count, n), np.nan)
+        self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}
+        samples, recorded = len(h.sample_times), len(h.trajectory_ids)
+        widths = {"q": n, "qd": n, "force": n, "residual": slots}
+        self.traj = {f: np.full((recorded, samples, widths[f]), np.nan) for f in h.fields}
+
+    def _summaries(self, s: pb.SystemSummaries) -> None:
+        rows = slice(s.first_id, s.first_id + s.count)
+        n, slots = self.header.model.n, self.header.residual_slots
+        self.q[rows] = np.asarray(s.q).reshape(s.count, n)
+        self.qd[rows] = np.asarray(s.qd).reshape(s.count, n)
+        self.t[rows] = s.t
+        self.status[rows] = [status_name(v) for v in s.status]
+        self.residual_max[rows] = np.asarray(s.residual_max).reshape(s.count, slots)
+        self.force_max[rows] = s.force_max
+        self.inconsistency_max[rows] = s.inconsistency_max
+        self.steps[rows] = s.steps
+        self.rejected[rows] = s.rejected
+        self.params[rows] = np.asarray(s.params).reshape(s.count, -1)
+        self.q0[rows] = np.asarray(s.q0).reshape(s.count, n)
+        self.qd0[rows] = np.asarray(s.qd0).reshape(s.count, n)
+
+    def _trajectory(self, c: pb.TrajectoryChunk) -> None:
+        samples = slice(c.sample_begin, c.sample_begin + c.sample_count)
+        slots = [self.slot_of[i] for i in c.system_ids]
+        for name, array in self.traj.items():
+            values = np.asarray(getattr(c, name))
+            if values.size:
+                array[slots, samples] = values.reshape(len(slots), c.sample_count, -1)
+
+    def result(self) -> Result:
+        """The Result, once the header and the end have arrived."""
+        h = self.header
+        if h is None or self.end is None:
+            raise ValueError("the job's results are incomplete (no header or no end yet)")
+        return Result(
+            job_id=h.job_id, model=h.model, spec=json.loads(h.spec_json), backend=h.backend,
+            precision=h.precision, method=h.method, t0=h.t0, t_end=h.t_end,
+            coordinates=list(h.model.coordinates),
+            residual_names=residual_names(h.model), q=self.q, qd=self.qd, t=self.t,
+            status=self.status, residual_max=self.residual_max, force_max=self.force_max,
+            inconsistency_max=self.inconsistency_max, steps=self.steps, rejected=self.rejected,
+            param_names=[p.name for p in h.model.params], params=self.params, q0=self.q0,
+            qd0=self.qd0, statistics=self.statistics, sample_times=np.asarray(h.sample_times),
+            trajectory_ids=np.asarray(h.trajectory_ids, dtype=np.int64),
+            trajectory_fields=self.traj, elapsed_s=self.end.elapsed_s,
+            steps_total=self.end.steps_total, message=self.end.message)
+
+
+def statistics_dict(s: pb.EnsembleStatistics, model: pb.Model) -> dict[str, Any]:
+    """The statistics chunk as docs/RUNSPEC.md's "ensemble" object (the layout of the CLI's
+    results.json): summaries named by coordinate and residual row."""
+    def named(summaries, names):
+        return [dict(summary_dict(x), name=name) for x, name in zip(summaries, names)]
+
+    slots = named(s.residual_max, residual_names(model))
+    rows = model.position_rows
+    return {
+        "count": s.count, "ok": s.ok, "failed": s.failed, "by_status": dict(s.by_status),
+        "q": named(s.q, model.coordinates), "qd": named(s.qd, model.coordinates),
+        "residual_max": {"position": slots[:rows], "position_rate": slots[rows:2 * rows],
+                         "velocity": slots[2 * rows:]},
+        "force_max": summary_dict(s.force_max), "steps": summary_dict(s.steps),
+    }

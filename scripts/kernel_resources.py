@@ -2,7 +2,10 @@
 """Registers, stack and spills of every CUDA kernel, from the ptxas reports a build keeps.
 
 Each CUDA compile of a build leaves <object>.ptxas (scripts/nvcc-resources.sh): ptxas's
---resource-usage lines. This script gathers the kernels' (entry functions') figures and
+--resource-usage lines. This script gathers the figures of every function ptxas reports: the
+kernels (entry functions) and the device functions they call that nvcc did not inline, whose
+stack frames and spills are paid by the kernels that call them (ptxas gives no register count for
+those: it reads 0). It
 
   --write FILE   writes them as the committed table (benchmarks/kernel_resources.tsv);
   --check FILE   compares them with that table and exits 1 when a kernel uses more registers,
@@ -20,19 +23,16 @@ import subprocess
 import sys
 
 FIELDS = ("registers", "stack", "spill_stores", "spill_loads")
-ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
 
 
 def parse_report(text):
-    """{mangled kernel: {field: value}} of one .ptxas file (device functions are left out)."""
-    kernels, entries, current = {}, set(), None
+    """{mangled function: {field: value}} of one .ptxas file."""
+    kernels, current = {}, None
     for line in text.splitlines():
-        if m := ENTRY.search(line):
-            entries.add(m.group(1))
-        elif m := PROPERTIES.search(line):
+        if m := PROPERTIES.search(line):
             current = m.group(1)
             kernels.setdefault(current, dict.fromkeys(FIELDS, 0))
         elif current and (m := STACK.search(line)):
@@ -40,7 +40,7 @@ def parse_report(text):
             k["stack"], k["spill_stores"], k["spill_loads"] = map(int, m.groups())
         elif current and (m := USED.search(line)):
             kernels[current]["registers"] = int(m.group(1))
-    return {name: v for name, v in kernels.items() if name in entries}
+    return kernels
 
 
 def demangle(names):

@@ -118,6 +118,7 @@ class Client:
         self._stub = pb_grpc.UkesServiceStub(self._channel)
 
     def close(self) -> None:
+        """Closes the connection (a `with` block does it on exit)."""
         self._channel.close()
 
     def __enter__(self) -> "Client":

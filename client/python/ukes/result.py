@@ -21,6 +21,7 @@ def status_name(value: int) -> str:
 
 
 def summary_dict(s: pb.Summary) -> dict[str, float]:
+    """One Summary (count, min, max, mean, std, p50, p95, p99) as a dict."""
     return {k: getattr(s, k) for k in ("count", "min", "max", "mean", "std", "p50", "p95", "p99")}
 
 
@@ -129,6 +130,7 @@ class ResultBuilder:
         self.last_sequence = 0
 
     def add(self, chunk: pb.StreamJobResultsResponse) -> None:
+        """Takes the next chunk of the job's result stream."""
         self.last_sequence = chunk.sequence
         kind = chunk.WhichOneof("payload")
         if kind == "header":

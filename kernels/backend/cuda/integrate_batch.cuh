@@ -1,11 +1,15 @@
-// The fused path: one thread integrates one system from t0 to t_end, running the very
-// SystemKernel the CPU backend runs, with every intermediate in registers.
+// The fused path: one thread integrates one system from t0 to t_end with the CPU backend's
+// control logic and numbers. Built-in models run SystemKernel::run as the CPU does; user models
+// (bucket programs) run integrate_with_one_call_site (kernels/staged/staged_system.hpp), the same
+// integration driven one right-hand side at a time. That halves a user model's stack frame
+// (ptxas, FP64: bucket 4 15 KB -> 9 KB, bucket 16 143 KB -> 73 KB) but would add about 600 B of
+// stage storage to a small built-in's (benchmarks/perf_model/README.md, "One call site").
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "kernels/backend/cuda/cuda_check.cuh"
-#include "kernels/ensemble/system_kernel.hpp"
+#include "kernels/staged/staged_system.hpp"
 
 namespace ukes {
 
@@ -13,7 +17,12 @@ template <class Model, class T>
 __global__ void integrate_batch_kernel(BatchInputView in, RunSettings<T> settings,
                                        BatchOutputView out) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < in.count) SystemKernel<Model, T>::run(in, settings, i, out);
+  if (i >= in.count) return;
+  if constexpr (BucketModel<Model>) {
+    integrate_with_one_call_site<Model, T>(in, settings, i, out);
+  } else {
+    SystemKernel<Model, T>::run(in, settings, i, out);
+  }
 }
 
 // Threads per block of the fused kernel: small blocks let the scheduler balance systems whose

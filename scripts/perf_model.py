@@ -59,8 +59,8 @@ def fused_resources() -> dict:
     """Registers and stack of the fused FP64 kernel per model type name."""
     table = {}
     for line in (ROOT / "benchmarks/kernel_resources.tsv").read_text().splitlines():
-        m = re.match(r"(\d+)\t(\d+)\t(\d+)\t(\d+)\tvoid ukes::integrate_batch_kernel"
-                     r"<ukes::models::(\w+), double>", line)
+        m = re.match(r"(\d+)\t(\d+)\t(\d+)\t(\d+)\tvoid ukes::cuda::system_kernel"
+                     r"<ukes::FusedSystem<ukes::models::(\w+), double> ?>", line)
         if m:
             table[m.group(5)] = tuple(int(x) for x in m.groups()[:4])
     return table

@@ -2,7 +2,8 @@
 // holding a slice of it (for the factorizations, one row of the matrix) and combining them through
 // a handful of collectives. Cooperative algorithms are written once against this concept and run
 // on a GPU warp (kernels/backend/cuda/warp_team.cuh), on one thread (SingleLaneTeam below) and, in
-// the tests, on threads that emulate a warp lane by lane (tests/support/thread_team.hpp).
+// the tests and the host emulation of the GPU module, on threads that emulate a warp lane by lane
+// (kernels/backend/host_gpu/thread_team.hpp).
 //
 // Every lane calls the same function with the same arguments; a team provides
 //     int rank() const;                   // this lane, 0 <= rank() < size()

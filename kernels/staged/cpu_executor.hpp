@@ -13,6 +13,55 @@
 
 namespace ukes {
 
+// As potrfBatched (lower) for system i: L over M's lower triangle, the strict upper one untouched;
+// info 0 when factored.
+template <class Model, class T>
+void factor_mass_of(const StagedWorkspace<Model, T>& ws, int i) {
+  constexpr int kN = Model::kN;
+  T* buffer = ws.mass_of(i);
+  Mat<T, kN, kN> L;
+  const bool ok = cholesky(load_column_major<T, kN, kN>(buffer), L);
+  ws.mass_info[i] = ok ? 0 : 1;
+  if (!ok) return;
+  for (int c = 0; c < kN; ++c)
+    for (int r = c; r < kN; ++r) buffer[c * kN + r] = L(r, c);
+}
+
+// As gesvdjBatched for system i: B = U S V^T, from the Jacobi SVD of X = B (tall) or B^T (wide)
+// that the fused path's PseudoInverse takes. Only the first min(m, n) columns of U and V are
+// singular vectors; the rest are left zero (the combine step never reads them).
+template <class Model, class T>
+void factor_constraints_of(const StagedWorkspace<Model, T>& ws, int i) {
+  constexpr int kN = Model::kN;
+  constexpr int kM = kRows<Model>;
+  if constexpr (kM > 0) {
+    using Pinv = PseudoInverse<T, kM, kN>;
+    const Mat<T, kM, kN> B = load_column_major<T, kM, kN>(ws.b_of(i));
+    Mat<T, kM, kM> U = Mat<T, kM, kM>::zero();
+    Mat<T, kN, kN> V = Mat<T, kN, kN>::zero();
+    T* S = ws.s_of(i);
+    if constexpr (Pinv::kTransposed) {
+      // B^T = W V_x^T with W = V_B S: U_B = V_x, V_B's columns are W's normalized.
+      const JacobiSvd<T, kN, kM> svd(transpose(B));
+      U = svd.V;
+      for (int k = 0; k < kM; ++k) {
+        S[k] = svd.sigma[k];
+        for (int c = 0; c < kN; ++c) V(c, k) = S[k] > T(0) ? svd.W(c, k) / S[k] : T(0);
+      }
+    } else {
+      // B = W V^T with W = U_B S.
+      const JacobiSvd<T, kM, kN> svd(B);
+      V = svd.V;
+      for (int k = 0; k < kN; ++k) {
+        S[k] = svd.sigma[k];
+        for (int r = 0; r < kM; ++r) U(r, k) = S[k] > T(0) ? svd.W(r, k) / S[k] : T(0);
+      }
+    }
+    store_column_major(U, ws.u_of(i));
+    store_column_major(V, ws.v_of(i));
+  }
+}
+
 template <class Model, class T>
 class CpuStagedExecutor {
   static constexpr int kN = Model::kN;
@@ -48,51 +97,11 @@ class CpuStagedExecutor {
     for (int i = 0; i < ws_.count; ++i) f(i);
   }
 
-  // As potrfBatched (lower): L over M's lower triangle, the strict upper one untouched.
   void factor_mass() {
-    for (int i = 0; i < ws_.count; ++i) {
-      T* buffer = ws_.mass_of(i);
-      Mat<T, kN, kN> L;
-      const bool ok = cholesky(load_column_major<T, kN, kN>(buffer), L);
-      ws_.mass_info[i] = ok ? 0 : 1;
-      if (!ok) continue;
-      for (int c = 0; c < kN; ++c)
-        for (int r = c; r < kN; ++r) buffer[c * kN + r] = L(r, c);
-    }
+    for (int i = 0; i < ws_.count; ++i) factor_mass_of(ws_, i);
   }
-
-  // As gesvdjBatched: B = U S V^T, from the Jacobi SVD of X = B (tall) or B^T (wide) that the
-  // fused path's PseudoInverse takes. Only the first min(m, n) columns of U and V are singular
-  // vectors; the rest are left zero (the combine step never reads them).
   void factor_constraints() {
-    if constexpr (kM > 0) {
-      using Pinv = PseudoInverse<T, kM, kN>;
-      for (int i = 0; i < ws_.count; ++i) {
-        const Mat<T, kM, kN> B = load_column_major<T, kM, kN>(ws_.b_of(i));
-        Mat<T, kM, kM> U = Mat<T, kM, kM>::zero();
-        Mat<T, kN, kN> V = Mat<T, kN, kN>::zero();
-        T* S = ws_.s_of(i);
-        if constexpr (Pinv::kTransposed) {
-          // B^T = W V_x^T with W = V_B S: U_B = V_x, V_B's columns are W's normalized.
-          const JacobiSvd<T, kN, kM> svd(transpose(B));
-          U = svd.V;
-          for (int k = 0; k < kM; ++k) {
-            S[k] = svd.sigma[k];
-            for (int c = 0; c < kN; ++c) V(c, k) = S[k] > T(0) ? svd.W(c, k) / S[k] : T(0);
-          }
-        } else {
-          // B = W V^T with W = U_B S.
-          const JacobiSvd<T, kM, kN> svd(B);
-          V = svd.V;
-          for (int k = 0; k < kN; ++k) {
-            S[k] = svd.sigma[k];
-            for (int r = 0; r < kM; ++r) U(r, k) = S[k] > T(0) ? svd.W(r, k) / S[k] : T(0);
-          }
-        }
-        store_column_major(U, ws_.u_of(i));
-        store_column_major(V, ws_.v_of(i));
-      }
-    }
+    for (int i = 0; i < ws_.count; ++i) factor_constraints_of(ws_, i);
   }
 
   void clear_active() { active_ = 0; }

@@ -11,7 +11,8 @@
 //   void factor_constraints();  // batched SVD B = U S V^T of ws.b into ws.u, ws.s, ws.v
 //   void clear_active();        // *ws.active = 0
 //   int active();               // *ws.active once every step issued before has run
-// CPU: kernels/staged/cpu_executor.hpp; CUDA: kernels/backend/cuda/staged_executor.cuh.
+// CPU: kernels/staged/cpu_executor.hpp; CUDA: kernels/backend/cuda/staged_executor.cuh; the host
+// emulation of the GPU module: kernels/backend/host_gpu/host_staged_executor.hpp.
 #pragma once
 
 #include <atomic>

@@ -11,6 +11,7 @@
 // these layouts, and differ only in the two factorizations.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 #include "kernels/staged/staged_system.hpp"
@@ -94,15 +95,15 @@ UKES_HD bool all_finite(const Mat<T, R, C>& X) {
   return true;
 }
 
-// One more system still integrating (atomically on the device; the CPU executor runs the steps
-// of a batch one system after the other). Drivers that follow each system's active() themselves
-// (the warp kernel) pass no counter.
+// One more system still integrating (atomically: executors may run a batch's systems on many
+// threads). Drivers that follow each system's active() themselves (the warp kernel) pass no
+// counter.
 UKES_HD inline void count_active(int* counter) {
   if (counter == nullptr) return;
 #if defined(__CUDA_ARCH__)
   atomicAdd(counter, 1);
 #else
-  ++*counter;
+  std::atomic_ref<int>(*counter).fetch_add(1, std::memory_order_relaxed);
 #endif
 }
 

@@ -119,11 +119,12 @@ class StagedSystem {
 };
 
 // System i integrated from t0 to t_end with the right-hand side evaluated at exactly one place:
-// the fused GPU kernel's body for user models (kernels/backend/cuda/integrate_batch.cuh).
-// SystemKernel::run calls the right-hand side from eleven places (the first evaluation, three
-// inside rk4_step and one at the RK4 step's end, six inside dopri5_step), and nvcc inlines them:
-// for scara in FP64 that is three times the PTX of this loop. Same control logic, same numbers:
-// tests/staged/one_call_site_test.cpp checks it against SystemKernel::run bit for bit.
+// the fused GPU kernel's body for user models (FusedSystem,
+// kernels/backend/device/system_kernels.hpp). SystemKernel::run calls the right-hand side from
+// eleven places (the first evaluation, three inside rk4_step and one at the RK4 step's end, six
+// inside dopri5_step), and nvcc inlines them: for scara in FP64 that is three times the PTX of this
+// loop. Same control logic, same numbers: tests/staged/one_call_site_test.cpp checks it against
+// SystemKernel::run bit for bit.
 template <class Model, class T>
 UKES_HD void integrate_with_one_call_site(const BatchInputView& in, const RunSettings<T>& s, int i,
                                           const BatchOutputView& out) {

@@ -17,7 +17,7 @@ std::int64_t slice_bytes_for(std::int64_t memory_budget);
 
 // The fewest systems a GPU slice takes (fewer only when the job or the slice memory is smaller):
 // about enough threads to fill an H100's 132 SMs at the fused kernel's occupancy, as the CUDA
-// module's own chunks (kMinChunkSystems in kernels/backend/cuda/chunked_run.cuh).
+// module's own chunks (CudaApi::kMinChunkSystems, kernels/backend/cuda/cuda_api.cuh).
 inline constexpr int kGpuMinSlice = 1 << 16;
 
 // What a running job holds besides its result log, in bytes (upper estimates): every system's

@@ -1,14 +1,19 @@
 // The GPU backend against the CPU backend, for every catalogue model, all three GPU paths (one
 // thread per system, one warp per system, cuSOLVER), both precisions, RK4 and DOPRI5: same
 // statuses, and final states and residual maxima that agree to rounding (RK4 FP64: 1e-12
-// relative) or within the integration tolerances (DOPRI5, where the step-size sequences may part
+// relative; FP32: 1e-4, or four times the FP32 CPU run's own error against FP64 where that is
+// larger) or within the integration tolerances (DOPRI5, where the step-size sequences may part
 // at a rounding-level difference). Needs a GPU: without one every
-// test here is skipped, saying why.
+// test here is skipped, saying why. CI runs them all on the host emulation of the GPU module
+// (libukes_host_gpu.so, ctest's HostGpu: tests), whose warp path is a 32-thread team per system
+// and therefore gets tiny batches there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -19,15 +24,10 @@
 #include "kernels/sweep/sweep.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "tests/support/example_models.hpp"
+#include "tests/support/gpu_support.hpp"
 
 namespace ukes {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                 \
-  do {                                                                     \
-    if (!gpu_availability().available)                                     \
-      GTEST_SKIP() << "no usable GPU here: " << gpu_availability().reason; \
-  } while (false)
 
 // `count` systems around the model's defaults: parameters within +-4%, first coordinate nudged,
 // then assembled onto the constraint set, so no two systems are alike.
@@ -69,6 +69,27 @@ bool close(double gpu, double cpu, double tol, double scale) {
   return std::abs(gpu - cpu) <= tol * std::max({std::abs(cpu), std::abs(gpu), scale});
 }
 
+// The largest relative error of an FP32 CPU run's final states against the same run in FP64.
+// Over a few hundred steps of a stiff or ill-conditioned model (four_bar's B = A M^-1/2) FP32
+// rounding alone grows past 1e-4; a GPU's FP32 run must then be within a few times the CPU's own
+// FP32 error of the FP32 CPU, not within a fixed figure.
+double fp32_error(const Batch& batch, EnsembleSettings s, const BatchResults& fp32) {
+  s.precision = Precision::kFp64;
+  BatchResults fp64;
+  run_ensemble_cpu(batch, s, fp64);
+  double worst = 0.0;
+  for (int i = 0; i < fp32.count; ++i) {
+    if (fp32.status[i] != 0 || fp64.status[i] != 0) continue;
+    for (int j = 0; j < fp32.n; ++j) {
+      const double scale = std::max(1.0, std::abs(fp64.q_at(j, i)));
+      worst = std::max(worst, std::abs(fp32.q_at(j, i) - fp64.q_at(j, i)) / scale);
+      const double rate_scale = std::max(1.0, std::abs(fp64.qd_at(j, i)));
+      worst = std::max(worst, std::abs(fp32.qd_at(j, i) - fp64.qd_at(j, i)) / rate_scale);
+    }
+  }
+  return worst;
+}
+
 using Case = std::tuple<std::string, GpuPath, Precision, Method>;
 
 class GpuAgreement : public ::testing::TestWithParam<Case> {};
@@ -77,17 +98,23 @@ TEST_P(GpuAgreement, FinalStatesAndResidualsMatchTheCpu) {
   SKIP_WITHOUT_GPU();
   const auto& [name, path, precision, method] = GetParam();
   const ModelInfo& m = *find_model(name);
-  const int count = 1000;
+  // On the emulation every collective of the warp path is a 32-thread barrier: two systems over
+  // a twentieth of the span still run every part of its loop.
+  const bool tiny = testing::emulated_gpu() && path == GpuPath::kWarp;
+  const int count = tiny ? 2 : 1000;
   const Batch batch = varied_batch(m, count);
   EnsembleSettings s = settings_for(m, method, precision);
   s.gpu_path = path;
-  const std::vector<std::int32_t> recorded = {0, 7, count - 1};
+  if (tiny) s.t_end = s.t0 + (s.t_end - s.t0) / 20;
+  const std::vector<std::int32_t> recorded =
+      tiny ? std::vector<std::int32_t>{1, 0} : std::vector<std::int32_t>{0, 7, count - 1};
   BatchResults cpu, gpu;
   run_ensemble_cpu(batch, s, cpu, recorded);
   const GpuRunReport report = run_ensemble_gpu(batch, s, gpu, recorded, true);
   EXPECT_EQ(report.path, path);
 
-  const double tol = tolerance(method, precision);
+  double tol = tolerance(method, precision);
+  if (precision == Precision::kFp32) tol = std::max(tol, 4 * fp32_error(batch, s, cpu));
   int ok = 0;
   for (int i = 0; i < count; ++i) {
     ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
@@ -105,7 +132,7 @@ TEST_P(GpuAgreement, FinalStatesAndResidualsMatchTheCpu) {
       EXPECT_EQ(gpu.steps[i], cpu.steps[i]);
     }
   }
-  EXPECT_GT(ok, count / 2) << "too few systems ended ok to compare";
+  EXPECT_GT(2 * ok, count) << "too few systems ended ok to compare";
   // Trajectories of the recorded systems, sample by sample.
   for (std::size_t slot = 0; slot < recorded.size(); ++slot)
     for (int k = 0; k < s.samples; ++k)
@@ -205,15 +232,30 @@ TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {
   const GpuRunReport one = run_ensemble_gpu(batch, s, whole, recorded);
   s.gpu_memory_budget = 4u << 20;  // a few thousand systems at a time
   const GpuRunReport many = run_ensemble_gpu(batch, s, chunked, recorded);
-  EXPECT_EQ(one.chunks, 1);
+  if (!testing::emulated_gpu()) {  // the emulation chunks small batches on purpose
+    EXPECT_EQ(one.chunks, 1);
+  }
   EXPECT_GE(many.chunks, 3);
-  EXPECT_EQ(whole.status, chunked.status);
-  EXPECT_EQ(whole.q, chunked.q);
-  EXPECT_EQ(whole.qd, chunked.qd);
-  EXPECT_EQ(whole.residual_max, chunked.residual_max);
-  EXPECT_EQ(whole.steps, chunked.steps);
-  EXPECT_EQ(whole.traj_q, chunked.traj_q);
-  EXPECT_EQ(whole.traj_residual, chunked.traj_residual);
+  const auto expect_equal = [&](const BatchResults& other) {
+    EXPECT_EQ(whole.status, other.status);
+    EXPECT_EQ(whole.q, other.q);
+    EXPECT_EQ(whole.qd, other.qd);
+    EXPECT_EQ(whole.residual_max, other.residual_max);
+    EXPECT_EQ(whole.steps, other.steps);
+    EXPECT_EQ(whole.traj_q, other.traj_q);
+    EXPECT_EQ(whole.traj_residual, other.traj_residual);
+  };
+  expect_equal(chunked);
+  if (testing::emulated_gpu()) {
+    // Chunks of 7 systems: thousands of turns of the two-slot pipeline, chunks that end inside
+    // a block, recorded systems alone in their chunk.
+    ::setenv("UKES_HOST_GPU_MAX_CHUNK", "7", 1);
+    BatchResults tiny;
+    const GpuRunReport turns = run_ensemble_gpu(batch, s, tiny, recorded);
+    ::unsetenv("UKES_HOST_GPU_MAX_CHUNK");
+    EXPECT_EQ(turns.chunks, (count + 6) / 7);
+    expect_equal(tiny);
+  }
 }
 
 // A system that cannot meet its constraints fails alone, the same way on both backends.

@@ -1,6 +1,7 @@
 // The cooperative factorizations (kernels/linalg/team_cholesky.hpp, team_jacobi_svd.hpp) run on a
-// ThreadTeam (one thread per lane, tests/support/thread_team.hpp), against the sequential ones
-// they mirror (cholesky(), JacobiSvd) and against the defining properties of their results:
+// ThreadTeam (one thread per lane, kernels/backend/host_gpu/thread_team.hpp), against the
+// sequential ones they mirror (cholesky(), JacobiSvd) and against the defining properties of their
+// results:
 //  - team_cholesky: the same factor as cholesky() up to rounding (the same arithmetic, so ~eps),
 //    the same verdict on every input (indefinite, zero pivot, NaN / Inf entries; a NaN in the
 //    unread upper triangle is no failure), the same verdict in every lane;
@@ -17,16 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend/host_gpu/thread_team.hpp"
 #include "kernels/linalg/cholesky.hpp"
 #include "kernels/linalg/team_cholesky.hpp"
 #include "kernels/linalg/team_jacobi_svd.hpp"
 #include "support/eigen_interop.hpp"
-#include "support/thread_team.hpp"
 
 namespace ukes {
 namespace {
 
 using namespace ukes::testing;
+using host_gpu::ThreadTeam;
 
 template <class T>
 constexpr double eps_of() {

@@ -1,5 +1,5 @@
 // The team factorizations of the warp-per-system path (kernels/staged/team_factorizations.hpp),
-// run on a 32-lane ThreadTeam (one thread per lane, tests/support/thread_team.hpp):
+// run on a 32-lane ThreadTeam (one thread per lane, kernels/backend/host_gpu/thread_team.hpp):
 //  - per system, they write exactly what CpuStagedExecutor's factor_mass / factor_constraints
 //    write (potrfBatched's and gesvdjBatched's buffers and conventions), failures included, and end
 //    with a sync;
@@ -19,16 +19,17 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend/host_gpu/thread_team.hpp"
 #include "kernels/models/catalogue.hpp"
 #include "kernels/staged/team_factorizations.hpp"
 #include "staged/staged_support.hpp"
 #include "support/eigen_interop.hpp"
-#include "support/thread_team.hpp"
 
 namespace ukes {
 namespace {
 
 using namespace ukes::testing;
+using host_gpu::ThreadTeam;
 using Lane = ThreadTeam::Lane;
 
 constexpr int kWarp = 32;

@@ -119,7 +119,9 @@ class Event {
   Event& operator=(const Event&) = delete;
   ~Event() { cudaEventDestroy(event_); }
   cudaEvent_t get() const { return event_; }
-  void record(cudaStream_t stream) const { UKES_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  void record(const Stream& stream) const {
+    UKES_CUDA_CHECK(cudaEventRecord(event_, stream.get()));
+  }
 
  private:
   cudaEvent_t event_ = nullptr;

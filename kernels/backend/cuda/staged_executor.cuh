@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend/cuda/device_buffer.cuh"
-#include "kernels/backend/cuda/staged_device_buffers.cuh"
+#include "kernels/backend/cuda/cuda_api.cuh"
+#include "kernels/backend/device/staged_device_buffers.hpp"
 #include "kernels/staged/staged_integrator.hpp"
 
 namespace ukes {
@@ -70,12 +70,6 @@ inline cusolverStatus_t gesvdj_batched(cusolverDnHandle_t h, int m, int n, float
                                   lwork, info, params, batch);
 }
 
-template <class F>
-__global__ void for_each_system_kernel(int count, F f) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < count) f(i);
-}
-
 }  // namespace staged_cuda
 
 template <class Model, class T>
@@ -86,7 +80,6 @@ class CudaStagedExecutor {
   using Workspace = StagedWorkspace<Model, T>;
   template <class E>
   using DeviceArray = cuda::DeviceBuffer<E>;
-  static constexpr int kThreads = 128;
 
  public:
   CudaStagedExecutor(int count, cudaStream_t stream, cusolverDnHandle_t solver)
@@ -128,9 +121,9 @@ class CudaStagedExecutor {
 
   template <class F>
   void for_each_system(const F& f) {
-    const int blocks = (ws_.count + kThreads - 1) / kThreads;
-    staged_cuda::for_each_system_kernel<<<blocks, kThreads, 0, stream_>>>(ws_.count, f);
-    cuda::check(cudaGetLastError(), "staged per-system kernel launch");
+    const int blocks = (ws_.count + kFusedBlockThreads - 1) / kFusedBlockThreads;
+    cuda::system_kernel<<<blocks, kFusedBlockThreads, 0, stream_>>>(ws_.count, f);
+    cuda::check_launch("staged per-system kernel");
   }
 
   void factor_mass() {
@@ -164,7 +157,7 @@ class CudaStagedExecutor {
  private:
   cudaStream_t stream_;
   cusolverDnHandle_t solver_;
-  StagedDeviceBuffers<Model, T> buffers_;
+  StagedDeviceBuffers<CudaApi, Model, T> buffers_;
   DeviceArray<T*> mass_ptr_;
   DeviceArray<int> svd_info_;
   DeviceArray<int> active_;
@@ -174,5 +167,17 @@ class CudaStagedExecutor {
   int* active_host_ = nullptr;
   Workspace ws_;
 };
+
+// The staged path's entry in the device API. All views hold DEVICE pointers with the layouts of
+// batch_layout.hpp. Blocks until the batch is integrated. `cancel` (may be null) is checked
+// between iterations: once requested, return early. Binds `solver` to `stream`.
+template <class Model, class T>
+void CudaApi::run_staged(const BatchInputView& in, const RunSettings<T>& s,
+                         const BatchOutputView& out, Stream& stream, Solver& solver,
+                         const CancelFlag* cancel) {
+  if (in.count <= 0) return;
+  CudaStagedExecutor<Model, T> executor(in.count, stream.get(), solver.get());
+  ukes::run_staged<Model, T>(executor, in, s, out, cancel);
+}
 
 }  // namespace ukes

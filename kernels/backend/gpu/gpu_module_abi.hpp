@@ -32,6 +32,10 @@ struct GpuDeviceInfo {
   int runtime_version = 0;
 };
 
+// The device libukes_host_gpu.so reports (kernels/backend/host_gpu/): the GPU module's pipeline
+// emulated on CPU threads, for CI. Tests keep their batches small on it.
+inline constexpr const char* kHostGpuDeviceName = "host emulation (libukes_host_gpu.so)";
+
 // One batch to integrate. The arrays are host memory with the layouts of batch_layout.hpp, sized
 // by the caller for the whole batch (BatchResults::allocate).
 struct GpuRunRequest {

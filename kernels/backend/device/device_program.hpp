@@ -2,11 +2,11 @@
 // it through BatchInputView::program (kernels/models/user/user_model.hpp).
 #pragma once
 
-#include "kernels/backend/cuda/device_buffer.cuh"
 #include "kernels/models/user/user_model.hpp"
 
-namespace ukes::cuda {
+namespace ukes {
 
+template <class Api>
 class DeviceProgram {
  public:
   // Copies `host` (whose code and constants are host memory) to the device.
@@ -15,27 +15,23 @@ class DeviceProgram {
     const auto constants = static_cast<std::size_t>(host.constant_count);
     code_.resize(instructions > 0 ? instructions : 1);
     constants_.resize(constants > 0 ? constants : 1);
-    if (instructions > 0) {
-      UKES_CUDA_CHECK(cudaMemcpy(code_.data(), host.code.code,
-                                 sizeof(expr::Instruction) * instructions, cudaMemcpyHostToDevice));
-    }
-    if (constants > 0) {
-      UKES_CUDA_CHECK(cudaMemcpy(constants_.data(), host.code.constants, sizeof(double) * constants,
-                                 cudaMemcpyHostToDevice));
-    }
+    if (instructions > 0)
+      Api::copy_now(code_.data(), host.code.code, sizeof(expr::Instruction) * instructions);
+    if (constants > 0)
+      Api::copy_now(constants_.data(), host.code.constants, sizeof(double) * constants);
     UserModelProgram device = host;
     device.code.code = code_.data();
     device.code.constants = constants_.data();
     program_.resize(1);
-    UKES_CUDA_CHECK(cudaMemcpy(program_.data(), &device, sizeof device, cudaMemcpyHostToDevice));
+    Api::copy_now(program_.data(), &device, sizeof device);
   }
 
   const UserModelProgram* get() const { return program_.data(); }
 
  private:
-  Buffer<expr::Instruction, Memory::kDevice> code_;
-  Buffer<double, Memory::kDevice> constants_;
-  Buffer<UserModelProgram, Memory::kDevice> program_;
+  typename Api::template DeviceBuffer<expr::Instruction> code_;
+  typename Api::template DeviceBuffer<double> constants_;
+  typename Api::template DeviceBuffer<UserModelProgram> program_;
 };
 
-}  // namespace ukes::cuda
+}  // namespace ukes

@@ -1,35 +1,36 @@
 // Device memory of the staged per-system steps (kernels/staged/staged_stages.hpp) for up to
-// `capacity` systems: what the cuSOLVER executor and the warp-per-system kernel both factor in.
+// `capacity` systems: what the staged path's executor and the warp path's teams factor in.
 #pragma once
 
 #include <cstddef>
 
-#include "kernels/backend/cuda/device_buffer.cuh"
 #include "kernels/staged/staged_stages.hpp"
 
 namespace ukes {
 
-template <class Model, class T>
+template <class Api, class Model, class T>
 class StagedDeviceBuffers {
   using Workspace = StagedWorkspace<Model, T>;
   static constexpr int kN = Model::kN;
   static constexpr int kM = kRows<Model>;
+  template <class E>
+  using Array = typename Api::template DeviceBuffer<E>;
 
   static std::size_t per(int count, int each) {
     return static_cast<std::size_t>(count) * static_cast<std::size_t>(each);
   }
 
  public:
-  explicit StagedDeviceBuffers(int capacity)
-      : capacity_(capacity),
-        systems_(per(capacity, 1)),
-        scratch_(per(capacity, 1)),
-        mass_(per(capacity, kN * kN)),
-        mass_info_(per(capacity, 1)),
-        b_(per(capacity, kM * kN)),
-        s_(per(capacity, Workspace::kS)),
-        u_(per(capacity, kM * kM)),
-        v_(per(capacity, kN * kN)) {}
+  explicit StagedDeviceBuffers(int capacity) : capacity_(capacity) {
+    systems_.resize(per(capacity, 1));
+    scratch_.resize(per(capacity, 1));
+    mass_.resize(per(capacity, kN * kN));
+    mass_info_.resize(per(capacity, 1));
+    b_.resize(per(capacity, kM * kN));
+    s_.resize(per(capacity, Workspace::kS));
+    u_.resize(per(capacity, kM * kM));
+    v_.resize(per(capacity, kN * kN));
+  }
 
   int capacity() const { return capacity_; }
 
@@ -51,11 +52,11 @@ class StagedDeviceBuffers {
 
  private:
   int capacity_;
-  cuda::DeviceBuffer<StagedSystem<Model, T>> systems_;
-  cuda::DeviceBuffer<StageScratch<Model, T>> scratch_;
-  cuda::DeviceBuffer<T> mass_;
-  cuda::DeviceBuffer<int> mass_info_;
-  cuda::DeviceBuffer<T> b_, s_, u_, v_;
+  Array<StagedSystem<Model, T>> systems_;
+  Array<StageScratch<Model, T>> scratch_;
+  Array<T> mass_;
+  Array<int> mass_info_;
+  Array<T> b_, s_, u_, v_;
 };
 
 }  // namespace ukes

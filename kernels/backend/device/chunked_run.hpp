@@ -1,4 +1,4 @@
-// Runs one model's batch on the GPU in chunks that fit in device memory, two chunks in flight:
+// Runs one model's batch on a device in chunks that fit in its memory, two chunks in flight:
 // while the device integrates chunk c on one stream, the host scatters chunk c-1's results (copied
 // out on the other stream into pinned buffers) into the caller's arrays and reports them. Only
 // inputs, per-system results and the requested trajectories cross PCIe.
@@ -6,7 +6,10 @@
 // A chunk's arrays use the layouts of batch_layout.hpp with the chunk's own count as stride, so the
 // kernels see an ordinary batch. When statistics are asked for, the per-system results the
 // statistics read also stay on the device for the whole batch (strided copies into
-// batch-sized arrays), and the statistics run there (device_statistics.hpp).
+// batch-sized arrays), and the statistics run there.
+//
+// Written once over the device API of device_api.hpp: CUDA in libukes_cuda.so, CPU threads in
+// libukes_host_gpu.so (which CI runs as its GPU).
 #pragma once
 
 #include <algorithm>
@@ -17,18 +20,16 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/backend/cuda/device_buffer.cuh"
-#include "kernels/backend/cuda/device_program.cuh"
-#include "kernels/backend/cuda/device_statistics.hpp"
-#include "kernels/backend/cuda/integrate_batch.cuh"
-#include "kernels/backend/cuda/staged_path.cuh"
-#include "kernels/backend/cuda/warp_path.cuh"
+#include "kernels/backend/device/device_api.hpp"
+#include "kernels/backend/device/device_program.hpp"
+#include "kernels/backend/device/staged_device_buffers.hpp"
+#include "kernels/backend/device/system_kernels.hpp"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
 #include "kernels/backend/gpu/launch_policy.hpp"
 #include "kernels/backend/thrust/statistics_input.hpp"
 #include "kernels/ensemble/to_run_settings.hpp"
 
-namespace ukes::cuda {
+namespace ukes::device {
 
 // Per-system array widths of one model, in elements.
 struct ModelWidths {
@@ -40,14 +41,14 @@ struct ModelWidths {
 };
 
 // Device (or pinned host) storage for up to `capacity` systems of one chunk.
-template <Memory kWhere>
+template <template <class> class Buffer>
 struct ChunkArrays {
-  Buffer<double, kWhere> inputs;        // [params | q0 | qd0][count]
-  Buffer<double, kWhere> reals;         // [t | q | qd | residual_max | force | inconsistency]
-  Buffer<std::int32_t, kWhere> status;  // [count]
-  Buffer<std::int32_t, kWhere> slot;    // [count], chunk-local trajectory slot or -1
-  Buffer<std::int64_t, kWhere> counts;  // [steps | rejected][count]
-  Buffer<double, kWhere> traj_q, traj_qd, traj_residual, traj_force;  // [slot][sample][width]
+  Buffer<double> inputs;        // [params | q0 | qd0][count]
+  Buffer<double> reals;         // [t | q | qd | residual_max | force | inconsistency]
+  Buffer<std::int32_t> status;  // [count]
+  Buffer<std::int32_t> slot;    // [count], chunk-local trajectory slot or -1
+  Buffer<std::int64_t> counts;  // [steps | rejected][count]
+  Buffer<double> traj_q, traj_qd, traj_residual, traj_force;  // [slot][sample][width]
 
   void reserve(const ModelWidths& w, int capacity, int slots, int samples) {
     const auto c = static_cast<std::size_t>(capacity);
@@ -94,24 +95,24 @@ struct ChunkArrays {
 
 // One of the two pipeline slots: device arrays, their pinned host mirror, a stream, and which
 // systems it holds.
+template <class Api>
 struct PipelineSlot {
-  ChunkArrays<Memory::kDevice> device;
-  ChunkArrays<Memory::kPinnedHost> host;
-  Stream stream;
-  Event kernel_start, kernel_stop;
+  ChunkArrays<Api::template DeviceBuffer> device;
+  ChunkArrays<Api::template PinnedBuffer> host;
+  typename Api::Stream stream;
+  typename Api::Event kernel_start, kernel_stop;
   int begin = 0, end = 0;             // systems [begin, end) in flight; empty when equal
   std::vector<std::int32_t> slot_of;  // chunk-local trajectory slot -> the caller's slot
 };
 
 // Strided copy of `rows` rows of `count` elements: chunk arrays (pitch count) into batch-sized
 // arrays (pitch total) starting at column `begin`.
-template <class T>
-void copy_rows(T* dst, int total, int begin, const T* src, int count, int rows, cudaMemcpyKind kind,
-               cudaStream_t stream) {
+template <class Api, class T>
+void copy_rows(T* dst, int total, int begin, const T* src, int count, int rows,
+               typename Api::Stream& stream) {
   if (rows == 0 || count == 0) return;
-  UKES_CUDA_CHECK(cudaMemcpy2DAsync(dst + begin, sizeof(T) * total, src, sizeof(T) * count,
-                                    sizeof(T) * count, static_cast<std::size_t>(rows), kind,
-                                    stream));
+  Api::copy_2d(dst + begin, sizeof(T) * total, src, sizeof(T) * count, sizeof(T) * count,
+               static_cast<std::size_t>(rows), stream);
 }
 
 // Host-side gather/scatter between the caller's batch-strided arrays and a chunk's packed ones.
@@ -129,10 +130,11 @@ void scatter_rows(T* batch, int total, int begin, const T* chunk, int count, int
 }
 
 // The per-system results the statistics read, kept on the device for the whole batch.
+template <class Api>
 struct ResidentSummaries {
-  DeviceBuffer<std::int32_t> status;
-  DeviceBuffer<double> q, qd, residual_max, force_max;
-  DeviceBuffer<std::int64_t> steps;
+  typename Api::template DeviceBuffer<std::int32_t> status;
+  typename Api::template DeviceBuffer<double> q, qd, residual_max, force_max;
+  typename Api::template DeviceBuffer<std::int64_t> steps;
 
   void reserve(const ModelWidths& w, int total) {
     const auto c = static_cast<std::size_t>(total);
@@ -148,16 +150,15 @@ struct ResidentSummaries {
            sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots + 1);
   }
   void append(const ModelWidths& w, int total, int begin, const BatchOutputView& chunk,
-              cudaStream_t stream) {
+              typename Api::Stream& stream) {
     const int c = chunk.count;
-    const auto d2d = cudaMemcpyDeviceToDevice;
-    copy_rows(status.data(), total, begin, chunk.status, c, 1, d2d, stream);
-    copy_rows(q.data(), total, begin, chunk.q, c, w.n, d2d, stream);
-    copy_rows(qd.data(), total, begin, chunk.qd, c, w.n, d2d, stream);
-    copy_rows(residual_max.data(), total, begin, chunk.residual_max, c, w.residual_slots, d2d,
-              stream);
-    copy_rows(force_max.data(), total, begin, chunk.force_max, c, 1, d2d, stream);
-    copy_rows(steps.data(), total, begin, chunk.steps, c, 1, d2d, stream);
+    copy_rows<Api>(status.data(), total, begin, chunk.status, c, 1, stream);
+    copy_rows<Api>(q.data(), total, begin, chunk.q, c, w.n, stream);
+    copy_rows<Api>(qd.data(), total, begin, chunk.qd, c, w.n, stream);
+    copy_rows<Api>(residual_max.data(), total, begin, chunk.residual_max, c, w.residual_slots,
+                   stream);
+    copy_rows<Api>(force_max.data(), total, begin, chunk.force_max, c, 1, stream);
+    copy_rows<Api>(steps.data(), total, begin, chunk.steps, c, 1, stream);
   }
   ThrustStatisticsInput view(const ModelWidths& w, int total) const {
     ThrustStatisticsInput v;
@@ -174,19 +175,6 @@ struct ResidentSummaries {
   }
 };
 
-// Owns a cuSOLVER handle (only the staged path needs one).
-class SolverHandle {
- public:
-  SolverHandle() { check(cusolverDnCreate(&handle_), "cusolverDnCreate"); }
-  SolverHandle(const SolverHandle&) = delete;
-  SolverHandle& operator=(const SolverHandle&) = delete;
-  ~SolverHandle() { cusolverDnDestroy(handle_); }
-  cusolverDnHandle_t get() const { return handle_; }
-
- private:
-  cusolverDnHandle_t handle_ = nullptr;
-};
-
 // Device bytes per system of the staged path's workspace (the warp path's too): per stage M and
 // its factor, B, U, V and the singular values, plus the integrator's per-system state (stage
 // derivatives, statistics).
@@ -197,12 +185,14 @@ std::size_t staged_bytes_per_system(int n, int m) {
   return scalars * sizeof(T) + 512;
 }
 
-inline constexpr int kMinChunkSystems = 1 << 16;  // enough threads to fill an H100 or H200
-inline constexpr int kChunkGranule = 4096;        // a multiple of every block size we launch
-inline constexpr int kPipelineDepth = 4;          // aim for at least this many chunks when large
+inline constexpr int kPipelineDepth = 4;  // aim for at least this many chunks when large
 
-template <class Model, class T>
+template <class Api, class Model, class T>
 class ChunkedRun {
+  static_assert(DeviceApi<Api>);
+  using Stream = typename Api::Stream;
+  using Slot = PipelineSlot<Api>;
+
  public:
   ChunkedRun(const GpuRunRequest& request, GpuRunReport& report)
       : req_(request), report_(report), settings_(to_run_settings<T>(*request.settings)) {
@@ -214,7 +204,7 @@ class ChunkedRun {
       widths_.n = shape.n;
       widths_.params = shape.params;
       widths_.residual_slots = shape.residual_slots();
-      program_ = std::make_unique<DeviceProgram>(*request.input.program);
+      program_ = std::make_unique<DeviceProgram<Api>>(*request.input.program);
     } else {
       widths_.n = Model::kN;
       widths_.params = kParamCount<Model>;
@@ -233,11 +223,11 @@ class ChunkedRun {
   void run() {
     plan();
     if (req_.statistics) resident_.reserve(widths_, total_);
-    if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<SolverHandle>();
+    if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<typename Api::Solver>();
     if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp)
         for (auto& buffers : warp_buffers_)
-          buffers = std::make_unique<StagedDeviceBuffers<Model, T>>(chunk_);
+          buffers = std::make_unique<StagedDeviceBuffers<Api, Model, T>>(chunk_);
     }
     for (auto& slot : slots_) {
       slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
@@ -246,7 +236,7 @@ class ChunkedRun {
     int next = 0;
     int c = 0;
     for (; next < total_ && !cancelled(); ++c) {
-      PipelineSlot& slot = slots_[static_cast<std::size_t>(c % 2)];
+      Slot& slot = slots_[static_cast<std::size_t>(c % 2)];
       drain(slot);  // the chunk this slot held two chunks ago
       const int end = std::min(total_, next + chunk_);
       launch(slot, next, end);
@@ -254,8 +244,8 @@ class ChunkedRun {
     }
     for (int k = 0; k < 2; ++k) drain(slots_[static_cast<std::size_t>((c + k) % 2)]);
     if (req_.statistics && next == total_) {
-      report_.statistics = device_statistics(resident_.view(widths_, total_),
-                                             slots_[0].stream.get(), &report_.failed_ids);
+      report_.statistics =
+          Api::statistics(resident_.view(widths_, total_), slots_[0].stream, &report_.failed_ids);
     }
   }
 
@@ -279,13 +269,9 @@ class ChunkedRun {
   // path), the trajectories, and the resident summaries.
   void plan() {
     std::size_t budget = req_.memory_budget;
-    if (budget == 0) {
-      std::size_t free_bytes = 0, total_bytes = 0;
-      UKES_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      budget = free_bytes / 10 * 8;
-    }
+    if (budget == 0) budget = Api::free_memory() / 10 * 8;
     if (req_.statistics) {
-      const std::size_t resident = ResidentSummaries::bytes_per_system(widths_) * total_;
+      const std::size_t resident = ResidentSummaries<Api>::bytes_per_system(widths_) * total_;
       if (resident >= budget) throw std::runtime_error("the batch's results do not fit on the GPU");
       budget -= resident;
     }
@@ -304,16 +290,17 @@ class ChunkedRun {
                             static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
     memory.device_budget = budget;
     memory.pinned_budget = req_.pinned_budget > 0 ? req_.pinned_budget : kDefaultPinnedBudget;
-    const int wanted = std::max(kMinChunkSystems, (total_ + kPipelineDepth - 1) / kPipelineDepth);
-    const ChunkPlan plan =
-        plan_chunks(memory, wanted - wanted % kChunkGranule + kChunkGranule, kChunkGranule);
-    chunk_ = plan.chunk;
+    const int granule = Api::kChunkGranule;
+    const int wanted =
+        std::max(Api::kMinChunkSystems, (total_ + kPipelineDepth - 1) / kPipelineDepth);
+    const ChunkPlan plan = plan_chunks(memory, wanted - wanted % granule + granule, granule);
+    chunk_ = std::min(plan.chunk, Api::chunk_limit());
     if (chunk_ <= 0) throw std::runtime_error("not enough GPU memory for one chunk of systems");
     trajectory_capacity_ = plan.trajectory_capacity;
     report_.chunk_systems = chunk_;
   }
 
-  void launch(PipelineSlot& slot, int begin, int end) {
+  void launch(Slot& slot, int begin, int end) {
     const int count = end - begin;
     slot.begin = begin;
     slot.end = end;
@@ -325,25 +312,24 @@ class ChunkedRun {
                 widths_.n);
     assign_trajectory_slots(slot, begin, end);
 
-    cudaStream_t stream = slot.stream.get();
-    const std::size_t input_bytes = sizeof(double) * count * widths_.inputs();
-    UKES_CUDA_CHECK(cudaMemcpyAsync(slot.device.inputs.data(), slot.host.inputs.data(), input_bytes,
-                                    cudaMemcpyHostToDevice, stream));
-    UKES_CUDA_CHECK(cudaMemcpyAsync(slot.device.slot.data(), slot.host.slot.data(),
-                                    sizeof(std::int32_t) * count, cudaMemcpyHostToDevice, stream));
+    Stream& stream = slot.stream;
+    const std::size_t input_bytes = sizeof(double) * c * static_cast<std::size_t>(widths_.inputs());
+    Api::copy(slot.device.inputs.data(), slot.host.inputs.data(), input_bytes, stream);
+    Api::copy(slot.device.slot.data(), slot.host.slot.data(), sizeof(std::int32_t) * c, stream);
     BatchInputView d_in = slot.device.input_view(widths_, count);
     if (program_) d_in.program = program_->get();
     const BatchOutputView d_out = slot.device.output_view(widths_, count);
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
-      launch_fused_path<Model, T>(d_in, settings_, d_out, stream);
+      Api::launch_systems(stream, count, FusedSystem<Model, T>{d_in, settings_, d_out});
     } else if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp) {
         const auto index = static_cast<std::size_t>(&slot - slots_.data());
-        launch_warp_path<Model, T>(d_in, settings_, d_out, *warp_buffers_[index], stream);
+        const StagedWorkspace<Model, T> ws = warp_buffers_[index]->view(count, nullptr);
+        Api::launch_teams(stream, count, WarpSystem<Model, T>{ws, d_in, settings_, d_out});
       } else {
-        run_staged_path<Model, T>(d_in, settings_, d_out, stream, solver_->get(),
-                                  req_.settings->cancel);
+        Api::template run_staged<Model, T>(d_in, settings_, d_out, stream, *solver_,
+                                           req_.settings->cancel);
       }
     }
     slot.kernel_stop.record(stream);
@@ -353,7 +339,7 @@ class ChunkedRun {
   }
 
   // Chunk-local trajectory slots, numbered in system order; slot_of maps them back.
-  void assign_trajectory_slots(PipelineSlot& slot, int begin, int end) {
+  void assign_trajectory_slots(Slot& slot, int begin, int end) {
     slot.slot_of.clear();
     std::int32_t* local = slot.host.slot.data();
     for (int i = begin; i < end; ++i) {
@@ -369,12 +355,10 @@ class ChunkedRun {
       throw std::logic_error("chunk records more trajectories than planned");
   }
 
-  void copy_out(PipelineSlot& slot, int count) {
-    cudaStream_t stream = slot.stream.get();
-    const auto d2h = cudaMemcpyDeviceToHost;
+  void copy_out(Slot& slot, int count) {
     auto copy = [&](auto* dst, const auto* src, std::size_t elements) {
       if (elements == 0) return;
-      UKES_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(*src) * elements, d2h, stream));
+      Api::copy(dst, src, sizeof(*src) * elements, slot.stream);
     };
     const auto c = static_cast<std::size_t>(count);
     copy(slot.host.reals.data(), slot.device.reals.data(), c * widths_.real_outputs());
@@ -389,10 +373,10 @@ class ChunkedRun {
   }
 
   // Waits for the slot's chunk, moves its results into the caller's arrays and reports them.
-  void drain(PipelineSlot& slot) {
+  void drain(Slot& slot) {
     if (slot.begin == slot.end) return;
     wait(slot.stream);
-    report_.device_s += 1e-3 * elapsed_ms(slot.kernel_start, slot.kernel_stop);
+    report_.device_s += 1e-3 * Api::elapsed_ms(slot.kernel_start, slot.kernel_stop);
     const int count = slot.end - slot.begin;
     const BatchOutputView h = slot.host.output_view(widths_, count);
     const BatchOutputView& out = req_.output;
@@ -411,7 +395,7 @@ class ChunkedRun {
     slot.begin = slot.end = 0;
   }
 
-  void scatter_trajectories(const PipelineSlot& slot) {
+  void scatter_trajectories(const Slot& slot) {
     const BatchOutputView& out = req_.output;
     const std::size_t k = static_cast<std::size_t>(settings_.samples);
     const std::size_t n = static_cast<std::size_t>(widths_.n);
@@ -432,29 +416,29 @@ class ChunkedRun {
 
   const GpuRunRequest& req_;
   GpuRunReport& report_;
-  MappedStopWord stop_word_;  // before settings_, which points into it
+  typename Api::StopWord stop_word_;  // before settings_, which points into it
   RunSettings<T> settings_;
   ModelWidths widths_;
   int total_ = 0;
   int chunk_ = 0;
   int trajectory_capacity_ = 0;
   GpuPath path_ = GpuPath::kFused;
-  ResidentSummaries resident_;
-  std::unique_ptr<SolverHandle> solver_;
-  std::unique_ptr<DeviceProgram> program_;  // a user model's, for the whole run
-  std::array<PipelineSlot, 2> slots_;
+  ResidentSummaries<Api> resident_;
+  std::unique_ptr<typename Api::Solver> solver_;
+  std::unique_ptr<DeviceProgram<Api>> program_;  // a user model's, for the whole run
+  std::array<Slot, 2> slots_;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.
-  std::array<std::unique_ptr<StagedDeviceBuffers<Model, T>>, 2> warp_buffers_;
+  std::array<std::unique_ptr<StagedDeviceBuffers<Api, Model, T>>, 2> warp_buffers_;
 };
 
-// Runs request.input on the GPU in request.settings' precision. Throws on any CUDA error.
-template <class Model>
-void run_model_on_gpu(const GpuRunRequest& request, GpuRunReport& report) {
+// Runs request.input on the device in request.settings' precision. Throws on any device error.
+template <class Api, class Model>
+void run_model(const GpuRunRequest& request, GpuRunReport& report) {
   if (request.settings->precision == Precision::kFp64) {
-    ChunkedRun<Model, double>(request, report).run();
+    ChunkedRun<Api, Model, double>(request, report).run();
   } else {
-    ChunkedRun<Model, float>(request, report).run();
+    ChunkedRun<Api, Model, float>(request, report).run();
   }
 }
 
-}  // namespace ukes::cuda
+}  // namespace ukes::device

@@ -1,7 +1,7 @@
-// ThreadTeam: a faithful CPU emulation of a team (kernels/linalg/team.hpp), e.g. a GPU warp, for
-// the tests. Each lane is its own std::thread running the same function; the collectives meet at a
-// std::barrier, so a lane sees another lane's data only through them (or through memory after a
-// sync), as on the GPU:
+// ThreadTeam: a faithful CPU emulation of a team (kernels/linalg/team.hpp), e.g. a GPU warp: the
+// host device API's warp path (host_api.hpp) and the team tests run on it. Each lane is its own
+// std::thread running the same function; the collectives meet at a std::barrier, so a lane sees
+// another lane's data only through them (or through memory after a sync), as on the GPU:
 //   sum:       every lane deposits its value in its slot, barrier, every lane adds the slots
 //              0..size-1 in order (from zero): the same bits everywhere;
 //   broadcast: every lane deposits, barrier, every lane reads slot src;
@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-namespace ukes::testing {
+namespace ukes::host_gpu {
 
 class ThreadTeam {
  public:
@@ -150,4 +150,4 @@ class ThreadTeam {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace ukes::testing
+}  // namespace ukes::host_gpu

@@ -1,0 +1,73 @@
+// The GPU module's two integration kernels as function objects, so that every device API
+// (device_api.hpp) launches the same code: CUDA as __global__ kernels, the host API on CPU threads.
+//
+// FusedSystem, the fused path: one thread integrates one system from t0 to t_end with the CPU
+// backend's control logic and numbers. Built-in models run SystemKernel::run as the CPU does; user
+// models (bucket programs) run integrate_with_one_call_site (kernels/staged/staged_system.hpp),
+// the same integration driven one right-hand side at a time. That halves a user model's stack
+// frame (ptxas, FP64: bucket 4 15 KB -> 9 KB, bucket 16 143 KB -> 73 KB) but would add about
+// 600 B of stage storage to a small built-in's (benchmarks/perf_model/README.md, "One call site").
+//
+// WarpSystem, the warp path (GpuPath::kWarp), for systems whose matrices do not fit one thread's
+// registers: a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
+// Lane 0 runs the staged path's scalar steps (kernels/staged/staged_stages.hpp: model evaluation,
+// UK finish, integrator control); all lanes factor the system's M and B = A L^-T together, one
+// matrix row per lane (kernels/staged/team_factorizations.hpp). Teams are independent: each loops
+// until its own system is done, with its own step size, and no team waits for another.
+#pragma once
+
+#include "kernels/staged/staged_system.hpp"
+#include "kernels/staged/team_factorizations.hpp"
+
+namespace ukes {
+
+template <class Model, class T>
+struct FusedSystem {
+  BatchInputView in;
+  RunSettings<T> settings;
+  BatchOutputView out;
+
+  UKES_HD void operator()(int i) const {
+    if constexpr (BucketModel<Model>) {
+      integrate_with_one_call_site<Model, T>(in, settings, i, out);
+    } else {
+      SystemKernel<Model, T>::run(in, settings, i, out);
+    }
+  }
+};
+
+template <class Model, class T>
+struct WarpSystem {
+  StagedWorkspace<Model, T> ws;
+  BatchInputView in;
+  RunSettings<T> s;
+  BatchOutputView out;
+
+  // Every lane of the team calls this with the same i.
+  template <class Team>
+  UKES_HD void operator()(const Team& team, int i) const {
+    const bool lead = team.rank() == 0;
+    if (lead) stage_begin(ws, in, s, out, i);
+    team.sync();
+    // active() is read by every lane after the sync that follows lane 0's last step: uniform.
+    while (ws.systems[i].active()) {
+      if (lead) stage_assemble(ws, s, i);
+      team.sync();
+      team_factor_mass(team, ws, i);
+      if (lead) stage_reduce(ws, i);
+      team.sync();
+      if constexpr (kRows < Model >> 0) team_factor_constraints(team, ws, i);
+      if (lead) stage_combine(ws, s, out, i);
+      team.sync();
+    }
+  }
+};
+
+// Threads per block of the fused kernel: small blocks let the scheduler balance systems whose
+// adaptive step counts differ, and register-heavy FP64 threads fit more blocks per SM.
+inline constexpr int kFusedBlockThreads = 128;
+// The warp path's blocks: four teams of 32 lanes.
+inline constexpr int kWarpPathBlockThreads = 128;
+inline constexpr int kWarpSize = 32;
+
+}  // namespace ukes

@@ -8,9 +8,9 @@
 
 #include "kernels/backend/gpu/gpu_backend.hpp"
 
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!::ukes::gpu_availability().available)                                       \
+#define SKIP_WITHOUT_GPU()                                                         \
+  do {                                                                             \
+    if (!::ukes::gpu_availability().available)                                     \
       GTEST_SKIP() << "no usable GPU here: " << ::ukes::gpu_availability().reason; \
   } while (false)
 

@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "kernels/backend/device/device_api.hpp"
+#include "kernels/backend/device/device_context.hpp"
 #include "kernels/backend/device/device_program.hpp"
+#include "kernels/backend/device/pipeline_buffers.hpp"
 #include "kernels/backend/device/staged_device_buffers.hpp"
 #include "kernels/backend/device/system_kernels.hpp"
 #include "kernels/backend/gpu/gpu_module_abi.hpp"
@@ -30,150 +32,6 @@
 #include "kernels/ensemble/to_run_settings.hpp"
 
 namespace ukes::device {
-
-// Per-system array widths of one model, in elements.
-struct ModelWidths {
-  int n = 0;
-  int params = 0;
-  int residual_slots = 0;
-  int inputs() const { return params + 2 * n; }                    // params, q0, qd0
-  int real_outputs() const { return 4 + 2 * n + residual_slots; }  // t, q, qd, res, force, incons.
-};
-
-// Device (or pinned host) storage for up to `capacity` systems of one chunk.
-template <template <class> class Buffer>
-struct ChunkArrays {
-  Buffer<double> inputs;        // [params | q0 | qd0][count]
-  Buffer<double> reals;         // [t | q | qd | residual_max | force | inconsistency]
-  Buffer<std::int32_t> status;  // [count]
-  Buffer<std::int32_t> slot;    // [count], chunk-local trajectory slot or -1
-  Buffer<std::int64_t> counts;  // [steps | rejected][count]
-  Buffer<double> traj_q, traj_qd, traj_residual, traj_force;  // [slot][sample][width]
-
-  void reserve(const ModelWidths& w, int capacity, int slots, int samples) {
-    const auto c = static_cast<std::size_t>(capacity);
-    inputs.resize(c * w.inputs());
-    reals.resize(c * w.real_outputs());
-    status.resize(c);
-    slot.resize(c);
-    counts.resize(2 * c);
-    const std::size_t per_slot = static_cast<std::size_t>(slots) * samples;
-    traj_q.resize(per_slot * w.n);
-    traj_qd.resize(per_slot * w.n);
-    traj_residual.resize(per_slot * w.residual_slots);
-    traj_force.resize(per_slot * w.n);
-  }
-
-  // Views of a chunk of `count` systems packed at the start of the buffers.
-  BatchInputView input_view(const ModelWidths& w, int count) const {
-    const double* base = inputs.data();
-    const auto c = static_cast<std::size_t>(count);
-    return {count, base, base + c * w.params, base + c * (w.params + w.n)};
-  }
-  BatchOutputView output_view(const ModelWidths& w, int count) const {
-    const auto c = static_cast<std::size_t>(count);
-    double* r = reals.data();
-    BatchOutputView v;
-    v.count = count;
-    v.status = status.data();
-    v.t = r;
-    v.q = r + c;
-    v.qd = r + c * (1 + w.n);
-    v.residual_max = r + c * (1 + 2 * w.n);
-    v.force_max = r + c * (1 + 2 * w.n + w.residual_slots);
-    v.inconsistency_max = r + c * (2 + 2 * w.n + w.residual_slots);
-    v.steps = counts.data();
-    v.rejected = counts.data() + c;
-    v.traj_slot = slot.data();
-    v.traj_q = traj_q.data();
-    v.traj_qd = traj_qd.data();
-    v.traj_residual = traj_residual.data();
-    v.traj_force = traj_force.data();
-    return v;
-  }
-};
-
-// One of the two pipeline slots: device arrays, their pinned host mirror, a stream, and which
-// systems it holds.
-template <class Api>
-struct PipelineSlot {
-  ChunkArrays<Api::template DeviceBuffer> device;
-  ChunkArrays<Api::template PinnedBuffer> host;
-  typename Api::Stream stream;
-  typename Api::Event kernel_start, kernel_stop;
-  int begin = 0, end = 0;             // systems [begin, end) in flight; empty when equal
-  std::vector<std::int32_t> slot_of;  // chunk-local trajectory slot -> the caller's slot
-};
-
-// Strided copy of `rows` rows of `count` elements: chunk arrays (pitch count) into batch-sized
-// arrays (pitch total) starting at column `begin`.
-template <class Api, class T>
-void copy_rows(T* dst, int total, int begin, const T* src, int count, int rows,
-               typename Api::Stream& stream) {
-  if (rows == 0 || count == 0) return;
-  Api::copy_2d(dst + begin, sizeof(T) * total, src, sizeof(T) * count, sizeof(T) * count,
-               static_cast<std::size_t>(rows), stream);
-}
-
-// Host-side gather/scatter between the caller's batch-strided arrays and a chunk's packed ones.
-template <class T>
-void gather_rows(T* chunk, const T* batch, int total, int begin, int count, int rows) {
-  for (int r = 0; r < rows; ++r)
-    std::memcpy(chunk + static_cast<std::size_t>(r) * count,
-                batch + static_cast<std::size_t>(r) * total + begin, sizeof(T) * count);
-}
-template <class T>
-void scatter_rows(T* batch, int total, int begin, const T* chunk, int count, int rows) {
-  for (int r = 0; r < rows; ++r)
-    std::memcpy(batch + static_cast<std::size_t>(r) * total + begin,
-                chunk + static_cast<std::size_t>(r) * count, sizeof(T) * count);
-}
-
-// The per-system results the statistics read, kept on the device for the whole batch.
-template <class Api>
-struct ResidentSummaries {
-  typename Api::template DeviceBuffer<std::int32_t> status;
-  typename Api::template DeviceBuffer<double> q, qd, residual_max, force_max;
-  typename Api::template DeviceBuffer<std::int64_t> steps;
-
-  void reserve(const ModelWidths& w, int total) {
-    const auto c = static_cast<std::size_t>(total);
-    status.resize(c);
-    q.resize(c * w.n);
-    qd.resize(c * w.n);
-    residual_max.resize(c * w.residual_slots);
-    force_max.resize(c);
-    steps.resize(c);
-  }
-  static std::size_t bytes_per_system(const ModelWidths& w) {
-    return sizeof(std::int32_t) + sizeof(std::int64_t) +
-           sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots + 1);
-  }
-  void append(const ModelWidths& w, int total, int begin, const BatchOutputView& chunk,
-              typename Api::Stream& stream) {
-    const int c = chunk.count;
-    copy_rows<Api>(status.data(), total, begin, chunk.status, c, 1, stream);
-    copy_rows<Api>(q.data(), total, begin, chunk.q, c, w.n, stream);
-    copy_rows<Api>(qd.data(), total, begin, chunk.qd, c, w.n, stream);
-    copy_rows<Api>(residual_max.data(), total, begin, chunk.residual_max, c, w.residual_slots,
-                   stream);
-    copy_rows<Api>(force_max.data(), total, begin, chunk.force_max, c, 1, stream);
-    copy_rows<Api>(steps.data(), total, begin, chunk.steps, c, 1, stream);
-  }
-  ThrustStatisticsInput view(const ModelWidths& w, int total) const {
-    ThrustStatisticsInput v;
-    v.count = total;
-    v.n = w.n;
-    v.residual_slots = w.residual_slots;
-    v.status = status.data();
-    v.q = q.data();
-    v.qd = qd.data();
-    v.residual_max = residual_max.data();
-    v.force_max = force_max.data();
-    v.steps = steps.data();
-    return v;
-  }
-};
 
 // Device bytes per system of the staged path's workspace (the warp path's too): per stage M and
 // its factor, B, U, V and the singular values, plus the integrator's per-system state (stage
@@ -218,12 +76,14 @@ class ChunkedRun {
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
     report_.path = path_;
+    report_.context_reused = context_.reused();
   }
 
   void run() {
     plan();
-    if (req_.statistics) resident_.reserve(widths_, total_);
-    if (path_ == GpuPath::kCusolver) solver_ = std::make_unique<typename Api::Solver>();
+    if (req_.statistics) context_->resident.reserve(widths_, total_);
+    if (path_ == GpuPath::kCusolver && !context_->solver)
+      context_->solver = std::make_unique<typename Api::Solver>();
     if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp)
         for (auto& buffers : warp_buffers_)
@@ -244,9 +104,10 @@ class ChunkedRun {
     }
     for (int k = 0; k < 2; ++k) drain(slots_[static_cast<std::size_t>((c + k) % 2)]);
     if (req_.statistics && next == total_) {
-      report_.statistics =
-          Api::statistics(resident_.view(widths_, total_), slots_[0].stream, &report_.failed_ids);
+      report_.statistics = Api::statistics(context_->resident.view(widths_, total_),
+                                           slots_[0].stream, &report_.failed_ids);
     }
+    context_.keep();  // every stream has drained: the next run may lease it
   }
 
  private:
@@ -328,12 +189,12 @@ class ChunkedRun {
         const StagedWorkspace<Model, T> ws = warp_buffers_[index]->view(count, nullptr);
         Api::launch_teams(stream, count, WarpSystem<Model, T>{ws, d_in, settings_, d_out});
       } else {
-        Api::template run_staged<Model, T>(d_in, settings_, d_out, stream, *solver_,
+        Api::template run_staged<Model, T>(d_in, settings_, d_out, stream, *context_->solver,
                                            req_.settings->cancel);
       }
     }
     slot.kernel_stop.record(stream);
-    if (req_.statistics) resident_.append(widths_, total_, begin, d_out, stream);
+    if (req_.statistics) context_->resident.append(widths_, total_, begin, d_out, stream);
     copy_out(slot, count);
     ++report_.chunks;
   }
@@ -423,10 +284,9 @@ class ChunkedRun {
   int chunk_ = 0;
   int trajectory_capacity_ = 0;
   GpuPath path_ = GpuPath::kFused;
-  ResidentSummaries<Api> resident_;
-  std::unique_ptr<typename Api::Solver> solver_;
   std::unique_ptr<DeviceProgram<Api>> program_;  // a user model's, for the whole run
-  std::array<Slot, 2> slots_;
+  ContextLease<Api> context_;                    // slots, resident summaries, solver handle
+  std::array<Slot, 2>& slots_ = context_->slots;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.
   std::array<std::unique_ptr<StagedDeviceBuffers<Api, Model, T>>, 2> warp_buffers_;
 };

@@ -19,7 +19,7 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 3;
+inline constexpr int kGpuModuleAbi = 4;
 
 struct GpuDeviceInfo {
   char name[256] = {};
@@ -61,6 +61,9 @@ struct GpuRunReport {
   int chunks = 0;
   int chunk_systems = 0;                 // systems per chunk
   double device_s = 0.0;                 // integration time measured with device events
+  // Whether the run leased streams and buffers an earlier run of this process had set up
+  // (kernels/backend/device/device_context.hpp).
+  bool context_reused = false;
   EnsembleStatistics statistics;         // when requested
   std::vector<std::int32_t> failed_ids;  // with the statistics: systems not ok, ascending
 };

@@ -1,5 +1,7 @@
 // `ukes run`: parse and validate a spec, run it in-process (or hand it to a server), print a
 // summary, write the files.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,9 +10,11 @@
 #include <string>
 
 #include "client/commands.hpp"
+#include "client/remote.hpp"
 #include "client/summary.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/engine.hpp"
+#include "service/protocol/result_chunks.hpp"
 #include "service/results/atomic_file.hpp"
 #include "service/runspec/model_source.hpp"
 #include "service/runspec/run_spec.hpp"
@@ -110,6 +114,9 @@ void note_no_trajectories(const RunSpec& spec, const std::string& h5) {
                  h5.c_str());
 }
 
+// Seconds a run goes without progress lines when standard error is not a terminal.
+constexpr double kQuietProgressS = 2.0;
+
 }  // namespace
 
 // An in-process run may use this machine's GPU; a spec that asks for the CPU does not load the
@@ -168,9 +175,20 @@ int run_command(const RunOptions& options) {
 
     ExecuteOptions exec;
     exec.threads = options.threads;
+    // Progress as a server run shows it: a bar on a terminal; elsewhere (logs, pipes) a line
+    // every few seconds once the run has taken more than that.
+    ProgressBar bar(isatty(STDERR_FILENO) != 0);
+    exec.on_slice = [&](const SliceDone& slice) {
+      if (isatty(STDERR_FILENO) == 0 && slice.elapsed_s < kQuietProgressS) return;
+      bar.show(progress_after(slice, spec.batch.count));
+    };
     const RunOutcome out = execute(spec, exec);
-    if (!out.fallback_reason.empty())
+    bar.clear();
+    if (!out.fallback_reason.empty() && out.fallback_from == 0)
       std::fprintf(stderr, "ukes: running on the CPU: %s\n", out.fallback_reason.c_str());
+    else if (!out.fallback_reason.empty())
+      std::fprintf(stderr, "ukes: systems from %d on ran on the CPU: %s\n", out.fallback_from,
+                   out.fallback_reason.c_str());
     write_result_files(files, spec, out);
     print_summary(spec, out, total_steps(out.results));
     print_written(files, out);

@@ -1,6 +1,9 @@
 #include "service/engine/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
@@ -8,44 +11,166 @@
 namespace ukes {
 namespace {
 
-void run_on_gpu(const RunSpec& spec, const EnsembleSettings& settings, RunOutcome& out) {
-  run_ensemble_gpu(spec.batch, settings, out.results, spec.output.trajectory_ids);
-  out.threads = 0;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-void run_on_cpu(const RunSpec& spec, EnsembleSettings settings, const ExecuteOptions& options,
-                RunOutcome& out) {
-  settings.threads = options.threads > 0 ? options.threads : default_cpu_threads();
-  if (settings.threads > spec.batch.count) settings.threads = spec.batch.count;
-  if (settings.threads < 1) settings.threads = 1;
-  run_ensemble_cpu(spec.batch, settings, out.results, spec.output.trajectory_ids);
-  out.threads = settings.threads;
+// Copies the final values of `part` (systems offset .. offset + part.count - 1) into `all`.
+void copy_finals(const BatchResults& part, int offset, BatchResults& all) {
+  const auto rows = [&](const std::vector<double>& src, std::vector<double>& dst, int width) {
+    for (int r = 0; r < width; ++r)
+      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r) * part.count,
+                src.begin() + static_cast<std::ptrdiff_t>(r + 1) * part.count,
+                dst.begin() + static_cast<std::ptrdiff_t>(r) * all.count + offset);
+  };
+  rows(part.q, all.q, part.n);
+  rows(part.qd, all.qd, part.n);
+  rows(part.residual_max, all.residual_max, part.residual_slots);
+  rows(part.t, all.t, 1);
+  rows(part.force_max, all.force_max, 1);
+  rows(part.inconsistency_max, all.inconsistency_max, 1);
+  std::copy(part.status.begin(), part.status.end(), all.status.begin() + offset);
+  std::copy(part.steps.begin(), part.steps.end(), all.steps.begin() + offset);
+  std::copy(part.rejected.begin(), part.rejected.end(), all.rejected.begin() + offset);
 }
+
+// Copies the trajectories of `part` into their slots of `all` (allocated with every recorded id).
+void copy_trajectories(const BatchResults& part, int offset, BatchResults& all) {
+  const auto k = static_cast<std::size_t>(part.samples);
+  const auto n = static_cast<std::size_t>(part.n);
+  const auto r = static_cast<std::size_t>(part.residual_slots);
+  const auto block = [](const std::vector<double>& src, std::size_t from, std::vector<double>& dst,
+                        std::size_t to, std::size_t size) {
+    std::memcpy(dst.data() + to * size, src.data() + from * size, sizeof(double) * size);
+  };
+  for (std::size_t local = 0; local < part.traj_ids.size(); ++local) {
+    const auto global = static_cast<std::size_t>(all.traj_slot[offset + part.traj_ids[local]]);
+    block(part.traj_q, local, all.traj_q, global, k * n);
+    block(part.traj_qd, local, all.traj_qd, global, k * n);
+    block(part.traj_force, local, all.traj_force, global, k * n);
+    if (r > 0) block(part.traj_residual, local, all.traj_residual, global, k * r);
+  }
+}
+
+// Where the slices run. A GPU that breaks under an `auto` run hands that slice, and the rest of
+// the run, to the CPU.
+struct SliceDevice {
+  Device device = Device::kCpu;
+  bool may_fall_back = false;
+  RunOutcome& out;
+
+  void run(int first, const Batch& batch, const EnsembleSettings& settings,
+           const std::vector<std::int32_t>& recorded, BatchResults& part) {
+    if (device == Device::kGpu) {
+      try {
+        run_ensemble_gpu(batch, settings, part, recorded, false);
+        return;
+      } catch (const GpuUnusableError& e) {
+        if (!may_fall_back) throw;
+        out.fallback_reason = e.what();
+        out.fallback_from = first;
+        device = Device::kCpu;
+      }
+    }
+    run_ensemble_cpu(batch, settings, part, recorded);
+  }
+};
 
 }  // namespace
 
+SliceCosts slice_costs(const RunSpec& spec) {
+  const ModelInfo& m = *spec.model;
+  const std::int64_t n = m.n, slots = m.residual_slots();
+  const auto params = static_cast<std::int64_t>(m.params.size());
+  // BatchResults::allocate: t, q, qd, residual maxima, force and inconsistency maxima (double),
+  // steps and rejected (int64), status and trajectory slot (int32).
+  const std::int64_t results = 8 * (2 * n + slots + 3) + 16 + 8;
+  SliceCosts costs;
+  costs.finals = results;
+  costs.per_system = 8 * (params + 2 * n) + 2 * results;
+  costs.per_trajectory = 2 * 8 * (3 * n + slots) * static_cast<std::int64_t>(spec.output.samples);
+  return costs;
+}
+
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
+  const int count = spec.batch.count;
   RunOutcome out;
-  bool on_gpu = spec.device_resolved == Device::kGpu;
-  if (on_gpu) {
-    try {
-      run_on_gpu(spec, spec.settings, out);
-    } catch (const GpuUnusableError& e) {
-      // `auto` promised a result, not a device: the whole batch again, on the CPU.
-      if (spec.device != Device::kAuto) throw;
-      out.fallback_reason = e.what();
-      on_gpu = false;
+  out.results.allocate(
+      spec.batch, spec.settings.samples,
+      options.keep_trajectories ? spec.output.trajectory_ids : std::vector<std::int32_t>{});
+  EnsembleSettings settings = spec.settings;
+  settings.threads = options.threads > 0 ? options.threads : default_cpu_threads();
+  settings.threads = std::clamp(settings.threads, 1, std::max(1, count));
+  settings.cancel = options.cancel;
+  settings.gpu_pinned_budget = options.gpu_pinned_budget;
+
+  const SliceCosts costs = slice_costs(spec);
+  const int max_slice = static_cast<int>(
+      std::clamp<std::int64_t>(options.slice_bytes / costs.per_system, 1, 1 << 20));
+  const auto max_recorded = static_cast<std::size_t>(
+      std::max<std::int64_t>(1, options.slice_bytes / costs.per_trajectory));
+  std::vector<std::int32_t> recorded = spec.output.trajectory_ids;
+  std::sort(recorded.begin(), recorded.end());
+  SliceDevice device{spec.device_resolved, spec.device == Device::kAuto, out};
+  const auto smallest_slice = [&] {
+    const int wanted = device.device == Device::kGpu ? kGpuMinSlice : 16 * settings.threads;
+    return std::min(max_slice, wanted);
+  };
+  const auto stop_requested = [&] {
+    return options.cancel != nullptr && options.cancel->requested();
+  };
+
+  int slice = smallest_slice();
+  while (out.systems_done < count) {
+    if (stop_requested()) {
+      out.end = RunEnd::kCancelled;
+      break;
     }
+    if (options.timeout_s > 0 && seconds_since(start) > options.timeout_s) {
+      out.end = RunEnd::kTimedOut;
+      break;
+    }
+    const int first = out.systems_done;
+    int end = static_cast<int>(std::min<std::int64_t>(count, std::int64_t{first} + slice));
+    const auto first_recorded = static_cast<std::size_t>(
+        std::lower_bound(recorded.begin(), recorded.end(), first) - recorded.begin());
+    if (recorded.size() - first_recorded > max_recorded)
+      end = std::min(end, static_cast<int>(recorded[first_recorded + max_recorded]));
+    std::vector<std::int32_t> local_ids;
+    for (auto id : spec.output.trajectory_ids)
+      if (id >= first && id < end) local_ids.push_back(id - first);
+
+    const Batch part_batch = batch_slice(spec, first, end - first);
+    BatchResults part;
+    const auto slice_start = Clock::now();
+    device.run(first, part_batch, settings, local_ids, part);
+    if (stop_requested()) {  // this slice may be incomplete: drop it
+      out.end = RunEnd::kCancelled;
+      break;
+    }
+    const double slice_s = seconds_since(slice_start);
+    copy_finals(part, first, out.results);
+    if (options.keep_trajectories) copy_trajectories(part, first, out.results);
+    for (auto s : part.steps) out.steps += s;
+    out.systems_done = end;
+    out.backend = part.backend;
+    if (options.on_slice)
+      options.on_slice(
+          SliceDone{first, part_batch, part, out.systems_done, out.steps, seconds_since(start)});
+    const double scale = slice_s > 1e-6 ? options.slice_target_s / slice_s : 4.0;
+    slice = static_cast<int>(
+        std::clamp(slice * std::min(scale, 4.0), double(smallest_slice()), double(max_slice)));
   }
-  if (!on_gpu) run_on_cpu(spec, spec.settings, options, out);
-  // One statistics implementation for every backend and run path (the server's too): summed in
-  // system order on the host, so the same systems give the same figures to the bit wherever they
-  // ran. The device's Thrust reduction sums in another order.
-  out.statistics = ensemble_statistics(out.results);
-  out.elapsed_s = out.results.elapsed_s;
-  out.backend = out.results.backend;
-  out.total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.threads = device.device == Device::kCpu ? settings.threads : 0;
+  if (out.backend.empty()) out.backend = device_name(device.device);
+  out.results.backend = out.backend;
+  out.elapsed_s = seconds_since(start);
+  out.results.elapsed_s = out.elapsed_s;
+  if (out.end == RunEnd::kCompleted) out.statistics = ensemble_statistics(out.results);
+  out.total_s = seconds_since(start);
   return out;
 }
 

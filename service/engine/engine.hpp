@@ -1,29 +1,78 @@
-// Runs a parsed spec in-process on the backend the spec resolved to (spec.device_resolved): the
-// ensemble, then its statistics (on the host, as the server computes them).
+// The one run path: `ukes run` in-process and every server job integrate a parsed spec here, in
+// slices of systems on the device the spec resolved to, each finished slice handed to the caller
+// (the server publishes its summaries, trajectories and progress; the CLI shows progress) while
+// the next one runs. Then the ensemble statistics, on the host, in system order: the same
+// systems give the same figures to the bit on every backend and run path.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
+#include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/ensemble/statistics.hpp"
 #include "service/runspec/run_spec.hpp"
 
 namespace ukes {
 
-struct ExecuteOptions {
-  int threads = 0;  // CPU threads; <= 0: one per hardware thread
+// The fewest systems a GPU slice takes (fewer only when the batch or the slice memory is
+// smaller): about enough threads to fill an H100's 132 SMs at the fused kernel's occupancy, as
+// the CUDA module's own chunks (CudaApi::kMinChunkSystems, kernels/backend/cuda/cuda_api.cuh).
+inline constexpr int kGpuMinSlice = 1 << 16;
+
+// One finished slice: systems [first, first + batch.count).
+struct SliceDone {
+  int first = 0;
+  const Batch& batch;           // their inputs, as integrated
+  const BatchResults& results;  // their results; trajectories of the recorded ones among them
+  int systems_done = 0;         // in the whole run so far, this slice included
+  std::int64_t steps_done = 0;  // accepted steps so far
+  double elapsed_s = 0.0;       // since the run started
 };
 
+struct ExecuteOptions {
+  int threads = 0;                     // CPU threads; <= 0: one per hardware thread
+  const CancelFlag* cancel = nullptr;  // a request stops the run, inside and between slices
+  double timeout_s = 0.0;              // > 0: no slice starts after this many seconds
+  // Slices adapt their size to take about slice_target_s each on the CPU (the first is small, so
+  // the first report comes quickly); on the GPU they take at least kGpuMinSlice systems. Each
+  // stays within slice_bytes of working memory (inputs, results, recorded trajectories).
+  double slice_target_s = 1.0;
+  std::int64_t slice_bytes = std::int64_t{64} << 20;
+  std::size_t gpu_pinned_budget = 0;  // page-locked bytes a GPU slice may use; 0: the module's
+  bool keep_trajectories = true;      // gather recorded trajectories into RunOutcome::results
+  // Called on the calling thread after each slice.
+  std::function<void(const SliceDone&)> on_slice = nullptr;
+};
+
+// Bytes of working memory per system: its final values (kept for the whole run), and in a slice
+// its inputs, results and the chunks a server makes of them (twice the results); per recorded
+// system, its trajectory and the chunks made of it.
+struct SliceCosts {
+  std::int64_t finals = 0;
+  std::int64_t per_system = 0;
+  std::int64_t per_trajectory = 0;
+};
+SliceCosts slice_costs(const RunSpec& spec);
+
+enum class RunEnd { kCompleted, kCancelled, kTimedOut };
+
 struct RunOutcome {
+  // Every system's final values; trajectories when ExecuteOptions::keep_trajectories.
   BatchResults results;
-  EnsembleStatistics statistics;
+  EnsembleStatistics statistics;  // when completed
+  RunEnd end = RunEnd::kCompleted;
+  int systems_done = 0;  // the systems [0, systems_done) have results
+  std::int64_t steps = 0;
   double elapsed_s = 0.0;  // wall time of the ensemble integration
   double total_s = 0.0;    // integration and statistics
-  std::string backend;     // "cpu" or "gpu"
+  std::string backend;     // "cpu" or "gpu": where the last slice ran
   int threads = 0;         // CPU threads used (0 on the GPU)
   // Set when the spec resolved to the GPU, asked for `auto`, and the GPU broke during the run
-  // (GpuUnusableError): why the batch ran on the CPU after all.
+  // (GpuUnusableError): why systems from fallback_from on ran on the CPU.
   std::string fallback_reason;
+  int fallback_from = 0;
 };
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});

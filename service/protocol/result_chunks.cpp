@@ -123,6 +123,19 @@ Summary summary_from_proto(const v1::Summary& s) {
 
 }  // namespace
 
+v1::Progress progress_after(const SliceDone& slice, int total) {
+  v1::Progress p;
+  const double elapsed = slice.elapsed_s;
+  p.set_systems_done(slice.systems_done);
+  p.set_systems_total(total);
+  p.set_steps_done(slice.steps_done);
+  p.set_elapsed_s(elapsed);
+  p.set_system_steps_per_s(elapsed > 0 ? static_cast<double>(slice.steps_done) / elapsed : 0.0);
+  p.set_eta_s(slice.systems_done > 0 ? elapsed * (total - slice.systems_done) / slice.systems_done
+                                     : -1.0);
+  return p;
+}
+
 void statistics_to_proto(const EnsembleStatistics& s, v1::EnsembleStatistics* out) {
   out->set_count(s.count);
   out->set_ok(s.ok);

@@ -9,6 +9,7 @@
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/ensemble/statistics.hpp"
+#include "service/engine/engine.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "ukes/v1/ukes.pb.h"
 
@@ -32,6 +33,9 @@ std::vector<v1::SystemSummaries> summary_chunks(const Batch& inputs, const Batch
 std::vector<v1::TrajectoryChunk> trajectory_chunks(const BatchResults& part, std::int32_t first_id,
                                                    const OutputSpec& output,
                                                    std::size_t budget = kChunkBytes);
+
+// Progress after a finished slice of a run of `total` systems (eta_s -1 while unknown).
+v1::Progress progress_after(const SliceDone& slice, int total);
 
 void statistics_to_proto(const EnsembleStatistics& s, v1::EnsembleStatistics* out);
 EnsembleStatistics statistics_from_proto(const v1::EnsembleStatistics& s);

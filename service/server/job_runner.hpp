@@ -1,7 +1,8 @@
-// Runs one job on the ensemble engine, in chunks of systems, publishing as it goes: after each
-// chunk its per-system summaries, the trajectories of the recorded systems in it, and a progress
-// report; at the end the ensemble statistics and the JobEnd. Cancellation and the job's timeout
-// are checked between and inside chunks, and everything published before stays available.
+// Runs one job on the run path every run takes (service/engine/engine.hpp), publishing as it
+// goes: after each slice its per-system summaries, the trajectories of the recorded systems in
+// it, and a progress report; at the end the ensemble statistics and the JobEnd. Cancellation and
+// the job's timeout are checked between and inside slices, and everything published before stays
+// available.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,6 @@ namespace ukes::server {
 // chunks made of them) under a server memory budget: slices shrink to stay under it, down to one
 // system.
 std::int64_t slice_bytes_for(std::int64_t memory_budget);
-
-// The fewest systems a GPU slice takes (fewer only when the job or the slice memory is smaller):
-// about enough threads to fill an H100's 132 SMs at the fused kernel's occupancy, as the CUDA
-// module's own chunks (CudaApi::kMinChunkSystems, kernels/backend/cuda/cuda_api.cuh).
-inline constexpr int kGpuMinSlice = 1 << 16;
 
 // What a running job holds besides its result log, in bytes (upper estimates): every system's
 // final values (the ensemble statistics need them all), and one slice.

@@ -1,0 +1,119 @@
+// The one run path (service/engine/engine.hpp), which `ukes run` and server jobs share: slices
+// that cover the batch in order, each handed over as it finishes, results equal to the backend's
+// run of the whole batch at once (trajectories included), slices within their memory bound, and
+// stops that keep what finished.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "kernels/backend/cpu/cpu_backend.hpp"
+#include "service/engine/engine.hpp"
+#include "service/runspec/run_spec.hpp"
+
+namespace ukes {
+namespace {
+
+RunSpec scara_sweep(int count) {
+  return parse_run_spec(nlohmann::json::parse(R"({
+    "model": "scara", "device": "cpu",
+    "sweep": {"count": )" + std::to_string(count) +
+                                              R"(, "seed": 3,
+              "vary": {"q0[0]": {"uniform": [0.1, 0.2]}}},
+    "integrator": {"method": "rk4", "t_end": 0.02, "dt": 0.001},
+    "output": {"samples": 4, "trajectories": [1999, 0, 700, 5]}
+  })"));
+}
+
+// The whole batch in one backend call: what slicing must not change.
+BatchResults whole_batch(const RunSpec& spec) {
+  EnsembleSettings s = spec.settings;
+  s.threads = 2;
+  BatchResults out;
+  run_ensemble_cpu(spec.batch, s, out, spec.output.trajectory_ids);
+  return out;
+}
+
+TEST(RunPath, SlicesCoverTheBatchInOrderAndChangeNoNumber) {
+  const RunSpec spec = scara_sweep(2000);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e-9;  // slices stay at their smallest: 32 systems
+  std::vector<int> firsts, ends;
+  options.on_slice = [&](const SliceDone& slice) {
+    firsts.push_back(slice.first);
+    ends.push_back(slice.systems_done);
+    EXPECT_EQ(slice.systems_done, slice.first + slice.batch.count);
+    EXPECT_EQ(slice.results.count, slice.batch.count);
+  };
+  const RunOutcome out = execute(spec, options);
+  ASSERT_EQ(out.end, RunEnd::kCompleted);
+  EXPECT_EQ(out.systems_done, 2000);
+  ASSERT_GT(firsts.size(), 10u);
+  EXPECT_EQ(firsts.front(), 0);
+  for (std::size_t k = 1; k < firsts.size(); ++k) EXPECT_EQ(firsts[k], ends[k - 1]);
+  EXPECT_EQ(ends.back(), 2000);
+
+  const BatchResults whole = whole_batch(spec);
+  EXPECT_EQ(out.results.status, whole.status);
+  EXPECT_EQ(out.results.q, whole.q);
+  EXPECT_EQ(out.results.qd, whole.qd);
+  EXPECT_EQ(out.results.residual_max, whole.residual_max);
+  EXPECT_EQ(out.results.steps, whole.steps);
+  EXPECT_EQ(out.results.traj_ids, whole.traj_ids);
+  EXPECT_EQ(out.results.traj_q, whole.traj_q);
+  EXPECT_EQ(out.results.traj_residual, whole.traj_residual);
+  EXPECT_EQ(out.statistics.ok, 2000);
+  EXPECT_EQ(out.statistics.q[0].max, ensemble_statistics(whole).q[0].max);
+}
+
+TEST(RunPath, SlicesStayWithinTheirMemory) {
+  const RunSpec spec = scara_sweep(2000);
+  const SliceCosts costs = slice_costs(spec);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.keep_trajectories = false;
+  options.slice_bytes = 100 * costs.per_system;
+  int largest = 0;
+  options.on_slice = [&](const SliceDone& slice) {
+    largest = std::max(largest, slice.batch.count);
+  };
+  EXPECT_EQ(execute(spec, options).systems_done, 2000);
+  EXPECT_EQ(largest, 100);
+
+  options.slice_bytes = costs.per_trajectory;  // one recorded system per slice
+  std::vector<std::size_t> recorded;
+  options.on_slice = [&](const SliceDone& slice) {
+    if (!slice.results.traj_ids.empty()) recorded.push_back(slice.results.traj_ids.size());
+  };
+  EXPECT_EQ(execute(spec, options).systems_done, 2000);
+  EXPECT_EQ(recorded, std::vector<std::size_t>(4, 1));
+}
+
+TEST(RunPath, AStopKeepsTheSlicesThatFinished) {
+  const RunSpec spec = scara_sweep(2000);
+  CancelFlag cancel;
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e-9;
+  options.cancel = &cancel;
+  options.on_slice = [&](const SliceDone& slice) {
+    if (slice.systems_done >= 96) cancel.request();
+  };
+  const RunOutcome out = execute(spec, options);
+  EXPECT_EQ(out.end, RunEnd::kCancelled);
+  EXPECT_EQ(out.systems_done, 96);
+  EXPECT_EQ(out.statistics.ok, 0);  // statistics are of completed runs only
+  const BatchResults whole = whole_batch(spec);
+  for (int i = 0; i < 96; ++i) EXPECT_EQ(out.results.q_at(1, i), whole.q_at(1, i)) << i;
+
+  ExecuteOptions late = options;
+  late.cancel = nullptr;
+  late.timeout_s = 1e-12;  // past before the first slice
+  const RunOutcome timed_out = execute(spec, late);
+  EXPECT_EQ(timed_out.end, RunEnd::kTimedOut);
+  EXPECT_EQ(timed_out.systems_done, 0);
+}
+
+}  // namespace
+}  // namespace ukes

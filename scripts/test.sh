@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds ukes, runs each libFuzzer target for UKES_FUZZ_SECONDS (default 15), then the whole test
-# suite, C++ and Python (client/python/tests through ctest): the README's test command and what CI
-# runs. ctest comes last so that its summary closes the output.
+# Builds ukes, runs each libFuzzer target for UKES_FUZZ_SECONDS (default 15), then the test suite,
+# C++ and Python (client/python/tests through ctest), twice: with the host emulation of the GPU
+# module as the GPU, then as it is. The README's test command and what CI runs. The plain ctest
+# comes last so that its summary closes the output.
 # Usage: scripts/test.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +18,13 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_BUILD_TESTS=ON
 cmake --build "$build" -j "$jobs"
 # The libFuzzer targets, briefly (their own clang build in build-fuzz; see tests/fuzz/README.md).
 scripts/fuzz.sh "${UKES_FUZZ_SECONDS:-15}"
+# The suite again with the host emulation of the GPU module as this machine's GPU
+# (kernels/backend/host_gpu/README.md): as on a machine with a GPU, every test must pin its device
+# or compare across devices within its documented tolerance. The GPU tests themselves run on it
+# in the main run (HostGpu: tests).
+host_gpu="$(cd "$build" && pwd)/libukes_host_gpu.so"
+if [[ -f "$host_gpu" ]]; then
+  UKES_CUDA_MODULE="$host_gpu" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
+    -E '^HostGpu:|GpuAgreement|GpuUserModels|^Gpu(Chunks|Failures|Service|Cancel|Context)\.'
+fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

@@ -9,12 +9,16 @@
 //   ukes info [--server HOST:PORT] [--json]
 //   ukes --version
 // The server of submit/attach/status/cancel/info defaults to $UKES_SERVER, else 127.0.0.1:50051.
+// A server that serves TLS: --ca FILE (or $UKES_CA), --token TOKEN ($UKES_TOKEN), and for mutual
+// TLS --client-cert FILE --client-key FILE, before or after the subcommand.
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 
 #include "client/commands.hpp"
+#include "client/remote.hpp"
 #include "service/engine/version.hpp"
 
 namespace {
@@ -41,6 +45,17 @@ int main(int argc, char** argv) {
                "ukes"};
   app.set_version_flag("--version", std::string("ukes ") + ukes::version());
   app.require_subcommand(1);
+  // Options for reaching a server over TLS; accepted after the subcommand too.
+  app.fallthrough();
+  ConnectionSecurity security;
+  app.add_option("--ca", security.ca_file, "PEM roots that signed the server's certificate (TLS)")
+      ->envname("UKES_CA");
+  app.add_option("--token", security.token, "Bearer token for the server (sent over TLS only)")
+      ->envname("UKES_TOKEN");
+  app.add_option("--client-cert", security.client_cert, "Client certificate (PEM), mutual TLS")
+      ->envname("UKES_CLIENT_CERT");
+  app.add_option("--client-key", security.client_key, "Client certificate's key (PEM)")
+      ->envname("UKES_CLIENT_KEY");
   const std::string server_default = default_server();
 
   bool models_json = false;
@@ -120,6 +135,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, the version or the error
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    set_connection_security(security);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes: %s\n", e.what());
+    return kExitUsage;
   }
   if (validate->parsed()) return validate_command(definition_file, models_json);
   if (register_model->parsed()) return register_command(definition_file, register_server);

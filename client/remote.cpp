@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -282,10 +284,47 @@ class JobFollower {
 
 }  // namespace
 
+namespace {
+
+ConnectionSecurity& connection_security() {
+  static ConnectionSecurity security;
+  return security;
+}
+
+std::string read_pem_file(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().empty())
+    throw std::runtime_error(std::string(what) + ": cannot read " + path);
+  return text.str();
+}
+
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials() {
+  const ConnectionSecurity& s = connection_security();
+  if (!s.tls()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  if (!s.ca_file.empty()) ssl.pem_root_certs = read_pem_file(s.ca_file, "--ca");
+  if (!s.client_cert.empty() || !s.client_key.empty()) {
+    ssl.pem_cert_chain = read_pem_file(s.client_cert, "--client-cert");
+    ssl.pem_private_key = read_pem_file(s.client_key, "--client-key");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::SslCredentials(ssl);
+  if (s.token.empty()) return credentials;
+  return grpc::CompositeChannelCredentials(credentials, grpc::AccessTokenCredentials(s.token));
+}
+
+}  // namespace
+
+void set_connection_security(ConnectionSecurity security) {
+  connection_security() = std::move(security);
+  channel_credentials();  // unreadable files fail here, before any call
+}
+
 std::shared_ptr<grpc::Channel> make_channel(const std::string& server) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(server, channel_credentials(), args);
 }
 
 const char* status_code_name(grpc::StatusCode code) {

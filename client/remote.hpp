@@ -16,7 +16,21 @@
 
 namespace ukes::cli {
 
-// A channel to HOST:PORT that accepts result chunks up to 64 MiB.
+// How channels reach a server that serves TLS or asks for a token (service/server/auth.hpp): set
+// once from `ukes --ca --token --client-cert --client-key` or UKES_CA, UKES_TOKEN, ...
+struct ConnectionSecurity {
+  std::string ca_file;      // PEM roots that signed the server's certificate ("": the system's)
+  std::string token;        // sent as `authorization: Bearer TOKEN`, over TLS only
+  std::string client_cert;  // PEM certificate chain and key for mutual TLS
+  std::string client_key;
+  bool tls() const { return !ca_file.empty() || !token.empty() || !client_cert.empty(); }
+};
+// std::runtime_error naming the flag when a PEM file cannot be read.
+void set_connection_security(ConnectionSecurity security);
+
+// A channel to HOST:PORT that accepts result chunks up to 64 MiB: TLS (with the token and client
+// certificate) when ConnectionSecurity asks for it, plain otherwise. std::runtime_error when a
+// PEM file cannot be read.
 std::shared_ptr<grpc::Channel> make_channel(const std::string& server);
 
 // "UNAVAILABLE", "INVALID_ARGUMENT", ...

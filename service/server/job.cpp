@@ -5,8 +5,10 @@
 namespace ukes::server {
 
 Job::Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s,
-         bool system_summaries, int threads, const std::string& spill_path, MemoryBudget& budget)
+         bool system_summaries, int threads, const std::string& spill_path, MemoryBudget& budget,
+         std::string owner)
     : id_(std::move(id)),
+      owner_(std::move(owner)),
       spec_(std::move(spec)),
       spec_json_(std::move(spec_json)),
       timeout_s_(timeout_s),

@@ -22,9 +22,11 @@ using Clock = std::chrono::steady_clock;
 class Job {
  public:
   Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s, bool system_summaries,
-      int threads, const std::string& spill_path, MemoryBudget& budget);
+      int threads, const std::string& spill_path, MemoryBudget& budget, std::string owner = {});
 
   const std::string& id() const { return id_; }
+  // The principal that submitted it (service/server/auth.hpp); "" without authentication.
+  const std::string& owner() const { return owner_; }
   const RunSpec& spec() const { return spec_; }
   const std::string& spec_json() const { return spec_json_; }
   double timeout_s() const { return timeout_s_; }
@@ -72,6 +74,7 @@ class Job {
   void notify();
 
   const std::string id_;
+  const std::string owner_;
   RunSpec spec_;  // inputs released once the job has run
   const std::string spec_json_;
   const double timeout_s_;

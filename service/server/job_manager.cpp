@@ -118,7 +118,8 @@ std::string JobManager::new_job_id() {
   return id;
 }
 
-std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
+std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
+                                        const std::string& owner) {
   nlohmann::json doc;
   switch (request.spec_case()) {
     case v1::SubmitJobRequest::kRunSpec:
@@ -164,7 +165,7 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request) {
   auto job =
       std::make_shared<Job>(id, std::move(spec), std::move(spec_json), request.timeout_s(),
                             request.has_system_summaries() ? request.system_summaries() : true,
-                            threads_per_job_, data_dir_ + "/" + id + ".chunks", budget_);
+                            threads_per_job_, data_dir_ + "/" + id + ".chunks", budget_, owner);
   publish_header(*job, device_name(job->spec().device_resolved));
   jobs_.emplace(id, job);
   queue_.push_back(job);

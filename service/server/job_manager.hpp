@@ -42,7 +42,7 @@ class JobManager {
 
   // Validates the request completely and queues the job (its header already published). Throws
   // SpecError (INVALID_ARGUMENT), LimitError or QueueFullError (RESOURCE_EXHAUSTED).
-  std::shared_ptr<Job> submit(const v1::SubmitJobRequest& request);
+  std::shared_ptr<Job> submit(const v1::SubmitJobRequest& request, const std::string& owner = {});
   // nullptr when unknown or expired.
   std::shared_ptr<Job> find(const std::string& id) const;
   // Cancels a queued job at once, or asks a running one to stop; returns the job's state after.

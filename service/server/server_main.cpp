@@ -20,6 +20,7 @@
 #include "service/runspec/printable_text.hpp"
 #include "service/server/job_manager.hpp"
 #include "service/server/log.hpp"
+#include "service/server/transport_security.hpp"
 #include "service/server/ukes_service.hpp"
 
 namespace {
@@ -102,6 +103,15 @@ int main(int argc, char** argv) {
                  "... or this long after a client received their last chunk")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--tls-cert", o.tls_cert, "Serve TLS with this certificate chain (PEM)");
+  app.add_option("--tls-key", o.tls_key, "... and this private key (PEM)");
+  app.add_option("--tls-client-ca", o.tls_client_ca,
+                 "Require client certificates signed by this CA (PEM): mutual TLS");
+  app.add_option("--token-file", o.token_file,
+                 "Bearer tokens, `NAME TOKEN` per line: callers must present one (needs TLS)");
+  app.add_flag("--insecure", o.insecure,
+               "Listen beyond loopback without TLS and authentication (anyone reaching the port "
+               "can use, read and cancel every job)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,6 +153,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  std::unique_ptr<ukes::server::Authenticator> auth;
+  try {
+    credentials = ukes::server::server_credentials(o);
+    auth = std::make_unique<ukes::server::Authenticator>(o.token_file, !o.tls_client_ca.empty());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes-server: %s\n", e.what());
+    return 2;
+  }
+  if (!ukes::server::is_loopback(o.listen) && o.insecure)
+    log_event(LogLevel::kWarning, "insecure",
+              {{"listen", o.listen},
+               {"reason", "--insecure: no TLS or authentication on a port other machines reach"}});
+
   std::unique_ptr<ukes::server::JobManager> jobs;
   try {
     jobs = std::make_unique<ukes::server::JobManager>(o);
@@ -150,7 +174,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ukes-server: %s\n", e.what());
     return 1;
   }
-  ukes::server::UkesService service(*jobs);
+  ukes::server::UkesService service(*jobs, *auth);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -159,7 +183,7 @@ int main(int argc, char** argv) {
       (o.listen.find(':') != std::string::npos ? "[" + o.listen + "]" : o.listen) + ":" +
       std::to_string(o.port);
   int bound_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(address, credentials, &bound_port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_request_bytes));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -182,7 +206,10 @@ int main(int argc, char** argv) {
              {"data_dir", jobs->data_dir()},
              {"threads_per_job", jobs->threads_per_job()},
              {"max_concurrent_jobs", o.max_concurrent_jobs},
-             {"memory_budget_bytes", o.memory_budget_bytes}});
+             {"memory_budget_bytes", o.memory_budget_bytes},
+             {"tls", !o.tls_cert.empty()},
+             {"client_certificates", !o.tls_client_ca.empty()},
+             {"tokens", !o.token_file.empty()}});
 
   std::thread waiter([&] {
     int sig = 0;

@@ -29,6 +29,11 @@ struct ServerOptions {
   double result_ttl_s = 3600.0;  // finished jobs are dropped this long after they end ...
   double fetched_ttl_s = 300.0;  // ... or this long after a client received the last chunk
   double chunk_target_s = 0.25;  // engine work between progress reports, in seconds
+  // Transport security and authentication (service/server/transport_security.hpp, auth.hpp).
+  std::string tls_cert, tls_key;  // PEM files: the server's certificate chain and its key
+  std::string tls_client_ca;      // PEM: require client certificates this CA signed (mutual TLS)
+  std::string token_file;         // `NAME TOKEN` lines: bearer tokens and their principals
+  bool insecure = false;          // listen beyond loopback without TLS and authentication
 };
 
 }  // namespace ukes::server

@@ -213,9 +213,25 @@ std::unique_ptr<StreamLimit::Slot> UkesService::stream_slot(grpc::CallbackServer
   return slot;
 }
 
-grpc::Status UkesService::find(const std::string& job_id, std::shared_ptr<Job>* job) const {
+grpc::Status UkesService::authenticate(grpc::CallbackServerContext* context,
+                                       std::string* principal) const {
+  std::optional<std::string> who = auth_.principal(*context);
+  if (!who) {
+    log_event(LogLevel::kWarning, "unauthenticated", {{"peer", context->peer()}});
+    return {grpc::StatusCode::UNAUTHENTICATED,
+            "a bearer token (authorization metadata) or a client certificate this server accepts "
+            "is required"};
+  }
+  *principal = std::move(*who);
+  return grpc::Status::OK;
+}
+
+grpc::Status UkesService::find(const std::string& job_id, const std::string& principal,
+                               std::shared_ptr<Job>* job) const {
   if (job_id.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "job_id: must not be empty"};
   *job = jobs_.find(job_id);
+  // Another principal's job is not found: its existence is no one else's business.
+  if (*job && !constant_time_equal((*job)->owner(), principal)) job->reset();
   if (!*job)
     return {grpc::StatusCode::NOT_FOUND, "job_id: no job '" +
                                              printable_text(job_id, kMaxQuotedFieldBytes) +
@@ -225,8 +241,10 @@ grpc::Status UkesService::find(const std::string& job_id, std::shared_ptr<Job>* 
 
 grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
                                  const v1::SubmitJobRequest& request, std::shared_ptr<Job>* job) {
+  std::string principal;
+  if (const grpc::Status s = authenticate(context, &principal); !s.ok()) return s;
   try {
-    *job = jobs_.submit(request);
+    *job = jobs_.submit(request, principal);
     return grpc::Status::OK;
   } catch (const LimitError& e) {
     // SpecError keeps its field printable and bounded: gRPC aborts on any other metadata value.
@@ -258,6 +276,9 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
   grpc::ServerUnaryReactor* UkesService::Method(grpc::CallbackServerContext* context, \
                                                 const grpc::ByteBuffer* request,      \
                                                 grpc::ByteBuffer* response) {         \
+    std::string principal;                                                            \
+    if (const grpc::Status s = authenticate(context, &principal); !s.ok())            \
+      return finish(context, s);                                                      \
     return unary<v1::Method##Request, v1::Method##Response>(                          \
         context, *request, response,                                                  \
         [&](const auto& in, auto& out) { return handler(context, in, out); });        \
@@ -359,8 +380,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::StreamJobResults(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) {
   v1::StreamJobResultsRequest request;
   std::shared_ptr<Job> job;
-  grpc::Status s = parse_request(*bytes, request);
-  if (s.ok()) s = find(request.job_id(), &job);
+  std::string principal;
+  grpc::Status s = authenticate(context, &principal);
+  if (s.ok()) s = parse_request(*bytes, request);
+  if (s.ok()) s = find(request.job_id(), principal, &job);
   if (!s.ok()) return new ErrorStream(s);
   auto slot = stream_slot(context, &s);
   if (!slot) return new ErrorStream(s);
@@ -379,7 +402,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* bytes) {
   v1::SimulateRequest request;
   std::shared_ptr<Job> job;
-  grpc::Status s = parse_request(*bytes, request);
+  std::string principal;
+  grpc::Status s = authenticate(context, &principal);
+  if (s.ok()) s = parse_request(*bytes, request);
   std::unique_ptr<StreamLimit::Slot> slot;
   if (s.ok()) slot = stream_slot(context, &s);  // before the job exists: a refusal submits nothing
   if (s.ok()) s = submit(context, request.job(), &job);
@@ -387,10 +412,12 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
   return ResultStream::start(std::move(job), 0, context->peer(), std::move(slot));
 }
 
-grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const v1::GetJobRequest& request,
-                                  v1::GetJobResponse& response) {
+grpc::Status UkesService::get_job(grpc::CallbackServerContext* context,
+                                  const v1::GetJobRequest& request, v1::GetJobResponse& response) {
+  std::string principal;
   std::shared_ptr<Job> job;
-  const grpc::Status s = find(request.job_id(), &job);
+  grpc::Status s = authenticate(context, &principal);
+  if (s.ok()) s = find(request.job_id(), principal, &job);
   if (!s.ok()) return s;
   response.set_job_id(job->id());
   response.set_state(job->state());
@@ -404,11 +431,13 @@ grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const v1::GetJob
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::cancel_job(grpc::CallbackServerContext*,
+grpc::Status UkesService::cancel_job(grpc::CallbackServerContext* context,
                                      const v1::CancelJobRequest& request,
                                      v1::CancelJobResponse& response) {
+  std::string principal;
   std::shared_ptr<Job> job;
-  const grpc::Status s = find(request.job_id(), &job);
+  grpc::Status s = authenticate(context, &principal);
+  if (s.ok()) s = find(request.job_id(), principal, &job);
   if (!s.ok()) return s;
   response.set_state(jobs_.cancel(*job));
   return grpc::Status::OK;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 
+#include "service/server/auth.hpp"
 #include "service/server/job_manager.hpp"
 #include "ukes/v1/ukes.grpc.pb.h"
 
@@ -61,7 +62,9 @@ class StreamLimit {
 
 class UkesService final : public RawUkesService {
  public:
-  explicit UkesService(JobManager& jobs) : jobs_(jobs), streams_(jobs.options().max_streams) {}
+  // `auth` says who calls (service/server/auth.hpp); it outlives the service.
+  UkesService(JobManager& jobs, const Authenticator& auth)
+      : jobs_(jobs), auth_(auth), streams_(jobs.options().max_streams) {}
 
 #define UKES_DECLARE_RAW_UNARY(Method, handler)                                                 \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* context,                        \
@@ -96,12 +99,17 @@ class UkesService final : public RawUkesService {
   // Submits, mapping validation errors to their status codes (OK status: *job is set).
   grpc::Status submit(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
                       std::shared_ptr<Job>* job);
-  grpc::Status find(const std::string& job_id, std::shared_ptr<Job>* job) const;
+  // The job `job_id` if `principal` owns it; NOT_FOUND otherwise, as for an unknown id.
+  grpc::Status find(const std::string& job_id, const std::string& principal,
+                    std::shared_ptr<Job>* job) const;
+  // The caller's principal, or UNAUTHENTICATED.
+  grpc::Status authenticate(grpc::CallbackServerContext* context, std::string* principal) const;
   // A slot for a new result stream, or null with RESOURCE_EXHAUSTED (and a retry hint) in *error.
   std::unique_ptr<StreamLimit::Slot> stream_slot(grpc::CallbackServerContext* context,
                                                  grpc::Status* error);
 
   JobManager& jobs_;
+  const Authenticator& auth_;
   StreamLimit streams_;
 };
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import time
-from typing import Any, Iterator, Mapping, Union
+from typing import Any, Iterator, Mapping, Optional, Union
 
 import grpc
 from google.protobuf import json_format
@@ -107,14 +108,44 @@ def _progress_bar():
     return tqdm(total=0, unit="systems")
 
 
+def _read_pem(path: Optional[Union[str, os.PathLike]]) -> Optional[bytes]:
+    return None if path is None else pathlib.Path(path).read_bytes()
+
+
+def _channel(address: str, ca: Optional[Union[str, os.PathLike]], token: Optional[str],
+             client_cert: Optional[Union[str, os.PathLike]],
+             client_key: Optional[Union[str, os.PathLike]]) -> grpc.Channel:
+    if ca is None and token is None and client_cert is None:
+        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=_read_pem(ca), private_key=_read_pem(client_key),
+        certificate_chain=_read_pem(client_cert))
+    if token is not None:  # sent as `authorization: Bearer TOKEN`, over TLS only
+        credentials = grpc.composite_channel_credentials(
+            credentials, grpc.access_token_call_credentials(token))
+    return grpc.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+
+
 class Client:
     """A connection to ukes-server at `address` ("host:port"). Every failed call raises a
-    ukes.UkesError (SpecError for a refused spec, naming its field; LimitError for a limit)."""
+    ukes.UkesError (SpecError for a refused spec, naming its field; LimitError for a limit).
 
-    def __init__(self, address: str = "127.0.0.1:50051", timeout: float = 30.0):
+    A server that serves TLS (README.md, "Running it for a lab"): `ca` names the PEM file of
+    the CA that signed its certificate (None: the system's roots), `token` is a bearer token
+    it accepts, `client_cert` and `client_key` a certificate for mutual TLS. Each defaults to
+    the environment variable the `ukes` command reads: UKES_CA, UKES_TOKEN, UKES_CLIENT_CERT,
+    UKES_CLIENT_KEY. Without any of them the connection is plain text (loopback servers)."""
+
+    def __init__(self, address: str = "127.0.0.1:50051", timeout: float = 30.0, *,
+                 ca: Optional[Union[str, os.PathLike]] = None, token: Optional[str] = None,
+                 client_cert: Optional[Union[str, os.PathLike]] = None,
+                 client_key: Optional[Union[str, os.PathLike]] = None):
         self.address = address
         self.timeout = timeout
-        self._channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        env = os.environ.get
+        self._channel = _channel(address, ca or env("UKES_CA"), token or env("UKES_TOKEN"),
+                                 client_cert or env("UKES_CLIENT_CERT"),
+                                 client_key or env("UKES_CLIENT_KEY"))
         self._stub = pb_grpc.UkesServiceStub(self._channel)
 
     def close(self) -> None:

@@ -25,6 +25,7 @@
 #include "service/runspec/run_spec.hpp"
 #include "tests/support/example_models.hpp"
 #include "tests/support/gpu_support.hpp"
+#include "tests/support/identical_results.hpp"
 
 namespace ukes {
 namespace {
@@ -237,13 +238,7 @@ TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {
   }
   EXPECT_GE(many.chunks, 3);
   const auto expect_equal = [&](const BatchResults& other) {
-    EXPECT_EQ(whole.status, other.status);
-    EXPECT_EQ(whole.q, other.q);
-    EXPECT_EQ(whole.qd, other.qd);
-    EXPECT_EQ(whole.residual_max, other.residual_max);
-    EXPECT_EQ(whole.steps, other.steps);
-    EXPECT_EQ(whole.traj_q, other.traj_q);
-    EXPECT_EQ(whole.traj_residual, other.traj_residual);
+    testing::expect_identical(whole, other);
   };
   expect_equal(chunked);
   if (testing::emulated_gpu()) {

@@ -12,9 +12,12 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/models/model_info.hpp"
 #include "tests/support/gpu_support.hpp"
+#include "tests/support/identical_results.hpp"
 
 namespace ukes {
 namespace {
+
+using testing::expect_identical;
 
 EnsembleSettings short_rk4(const ModelInfo& m) {
   EnsembleSettings s = EnsembleSettings::for_model(m);
@@ -29,15 +32,6 @@ Batch nudged(const ModelInfo& m, int count) {
   Batch b = Batch::defaults(m, count);
   for (int i = 0; i < count; ++i) b.q(0, i) += 1e-4 * (i % 13);
   return b;
-}
-
-void expect_identical(const BatchResults& a, const BatchResults& b) {
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.q, b.q);
-  EXPECT_EQ(a.qd, b.qd);
-  EXPECT_EQ(a.residual_max, b.residual_max);
-  EXPECT_EQ(a.steps, b.steps);
-  EXPECT_EQ(a.traj_q, b.traj_q);
 }
 
 class GpuContext : public ::testing::Test {

@@ -16,28 +16,15 @@
 
 #include "kernels/backend/backend.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
+#include "tests/support/gpu_support.hpp"
 #include "tests/support/server_process.hpp"
 
 namespace ukes {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Output {
-  int code = -1;
-  std::string text;  // standard output and error together
-};
-
-Output shell(const std::string& command) {
-  Output o;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
-  if (!pipe) return o;
-  std::array<char, 4096> buffer;
-  while (std::fgets(buffer.data(), buffer.size(), pipe.get()) != nullptr) o.text += buffer.data();
-  const int status = pclose(pipe.release());
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+using testing::Output;
+using testing::shell;
 
 const fs::path kBuild = UKES_BINARY_DIR;
 

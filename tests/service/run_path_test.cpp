@@ -10,6 +10,7 @@
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "service/engine/engine.hpp"
 #include "service/runspec/run_spec.hpp"
+#include "tests/support/identical_results.hpp"
 
 namespace ukes {
 namespace {
@@ -55,14 +56,7 @@ TEST(RunPath, SlicesCoverTheBatchInOrderAndChangeNoNumber) {
   EXPECT_EQ(ends.back(), 2000);
 
   const BatchResults whole = whole_batch(spec);
-  EXPECT_EQ(out.results.status, whole.status);
-  EXPECT_EQ(out.results.q, whole.q);
-  EXPECT_EQ(out.results.qd, whole.qd);
-  EXPECT_EQ(out.results.residual_max, whole.residual_max);
-  EXPECT_EQ(out.results.steps, whole.steps);
-  EXPECT_EQ(out.results.traj_ids, whole.traj_ids);
-  EXPECT_EQ(out.results.traj_q, whole.traj_q);
-  EXPECT_EQ(out.results.traj_residual, whole.traj_residual);
+  testing::expect_identical(out.results, whole);
   EXPECT_EQ(out.statistics.ok, 2000);
   EXPECT_EQ(out.statistics.q[0].max, ensemble_statistics(whole).q[0].max);
 }

@@ -20,15 +20,6 @@ namespace ukes::server {
 
 namespace {
 
-std::string make_private_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ukes-server-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw std::runtime_error("cannot create a data directory under " + pattern);
-  return pattern;
-}
-
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -79,14 +70,13 @@ void check_working_memory(const RunSpec& spec, std::int64_t budget) {
 }  // namespace
 
 JobManager::JobManager(ServerOptions options)
-    : options_(std::move(options)), budget_(options_.memory_budget_bytes) {
-  if (options_.data_dir.empty()) {
-    data_dir_ = make_private_dir();
-    own_data_dir_ = true;
-  } else {
-    data_dir_ = options_.data_dir;
-    std::filesystem::create_directories(data_dir_);
-  }
+    : options_(std::move(options)),
+      data_dir_(options_.data_dir),
+      budget_(options_.memory_budget_bytes) {
+  if (data_dir_.removed_spill_files() > 0 || data_dir_.removed_private_dirs() > 0)
+    log_event(LogLevel::kInfo, "orphans_removed",
+              {{"spill_files", data_dir_.removed_spill_files()},
+               {"private_dirs", data_dir_.removed_private_dirs()}});
   threads_per_job_ = options_.threads > 0 ? options_.threads : default_cpu_threads();
   gpu_ready_ = options_.device != Device::kCpu && gpu_availability().available;
   const int workers = std::max(1, options_.max_concurrent_jobs);
@@ -162,10 +152,10 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
   std::string id;
   do id = new_job_id();
   while (jobs_.count(id) > 0);
-  auto job =
-      std::make_shared<Job>(id, std::move(spec), std::move(spec_json), request.timeout_s(),
-                            request.has_system_summaries() ? request.system_summaries() : true,
-                            threads_per_job_, data_dir_ + "/" + id + ".chunks", budget_, owner);
+  auto job = std::make_shared<Job>(
+      id, std::move(spec), std::move(spec_json), request.timeout_s(),
+      request.has_system_summaries() ? request.system_summaries() : true, threads_per_job_,
+      data_dir_.path() + "/" + id + ".chunks", budget_, owner);
   publish_header(*job, device_name(job->spec().device_resolved));
   jobs_.emplace(id, job);
   queue_.push_back(job);
@@ -300,10 +290,6 @@ void JobManager::shutdown() {
   {
     const std::lock_guard lock(mu_);
     jobs_.clear();
-  }
-  if (own_data_dir_) {
-    std::error_code ec;
-    std::filesystem::remove_all(data_dir_, ec);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "service/runspec/model_source.hpp"
+#include "service/server/data_dir.hpp"
 #include "service/server/job.hpp"
 #include "service/server/server_options.hpp"
 #include "ukes/v1/ukes.pb.h"
@@ -53,7 +54,7 @@ class JobManager {
   int queued_jobs() const;
   int running_jobs() const;
   const ServerOptions& options() const { return options_; }
-  const std::string& data_dir() const { return data_dir_; }
+  const std::string& data_dir() const { return data_dir_.path(); }
   int threads_per_job() const { return threads_per_job_; }
   // Whether jobs may run on the GPU now: a usable one exists (none from the moment it broke,
   // gpu_backend.hpp) and --device is not cpu.
@@ -72,8 +73,7 @@ class JobManager {
 
   const ServerOptions options_;
   ModelRegistry models_;
-  std::string data_dir_;
-  bool own_data_dir_ = false;
+  DataDir data_dir_;
   int threads_per_job_ = 1;
   bool gpu_ready_ = false;
   MemoryBudget budget_;

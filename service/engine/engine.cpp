@@ -78,6 +78,57 @@ struct SliceDevice {
   }
 };
 
+// How many systems the next slice takes: from the smallest (quick first reports; on the GPU
+// enough to fill it) growing at most 4x a slice towards slice_target_s of work, within
+// slice_bytes of memory, and never more recorded trajectories than fit in it.
+class SliceSizer {
+ public:
+  SliceSizer(const RunSpec& spec, const ExecuteOptions& options, SliceCosts costs)
+      : spec_(spec),
+        target_s_(options.slice_target_s),
+        max_slice_(static_cast<int>(
+            std::clamp<std::int64_t>(options.slice_bytes / costs.per_system, 1, 1 << 20))),
+        max_recorded_(static_cast<std::size_t>(
+            std::max<std::int64_t>(1, options.slice_bytes / costs.per_trajectory))),
+        recorded_(spec.output.trajectory_ids) {
+    std::sort(recorded_.begin(), recorded_.end());
+  }
+
+  int smallest(Device device, int threads) const {
+    return std::min(max_slice_, device == Device::kGpu ? kGpuMinSlice : 16 * threads);
+  }
+  // The end of the slice that starts at `first` and would take `size` systems.
+  int end(int first, int size) const {
+    int end =
+        static_cast<int>(std::min<std::int64_t>(spec_.batch.count, std::int64_t{first} + size));
+    const auto at = static_cast<std::size_t>(
+        std::lower_bound(recorded_.begin(), recorded_.end(), first) - recorded_.begin());
+    if (recorded_.size() - at > max_recorded_)
+      end = std::min(end, static_cast<int>(recorded_[at + max_recorded_]));
+    return end;
+  }
+  // The recorded systems among [first, end), as ids local to the slice, in the spec's order.
+  std::vector<std::int32_t> recorded_in(int first, int end) const {
+    std::vector<std::int32_t> local;
+    for (auto id : spec_.output.trajectory_ids)
+      if (id >= first && id < end) local.push_back(id - first);
+    return local;
+  }
+  // The next slice's size after one of `size` systems took `seconds`.
+  int next(int size, double seconds, int smallest) const {
+    const double scale = seconds > 1e-6 ? target_s_ / seconds : 4.0;
+    return static_cast<int>(
+        std::clamp(size * std::min(scale, 4.0), double(smallest), double(max_slice_)));
+  }
+
+ private:
+  const RunSpec& spec_;
+  double target_s_;
+  int max_slice_;
+  std::size_t max_recorded_;
+  std::vector<std::int32_t> recorded_;
+};
+
 }  // namespace
 
 SliceCosts slice_costs(const RunSpec& spec) {
@@ -107,23 +158,12 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   settings.cancel = options.cancel;
   settings.gpu_pinned_budget = options.gpu_pinned_budget;
 
-  const SliceCosts costs = slice_costs(spec);
-  const int max_slice = static_cast<int>(
-      std::clamp<std::int64_t>(options.slice_bytes / costs.per_system, 1, 1 << 20));
-  const auto max_recorded = static_cast<std::size_t>(
-      std::max<std::int64_t>(1, options.slice_bytes / costs.per_trajectory));
-  std::vector<std::int32_t> recorded = spec.output.trajectory_ids;
-  std::sort(recorded.begin(), recorded.end());
+  const SliceSizer sizer(spec, options, slice_costs(spec));
   SliceDevice device{spec.device_resolved, spec.device == Device::kAuto, out};
-  const auto smallest_slice = [&] {
-    const int wanted = device.device == Device::kGpu ? kGpuMinSlice : 16 * settings.threads;
-    return std::min(max_slice, wanted);
-  };
   const auto stop_requested = [&] {
     return options.cancel != nullptr && options.cancel->requested();
   };
-
-  int slice = smallest_slice();
+  int size = sizer.smallest(device.device, settings.threads);
   while (out.systems_done < count) {
     if (stop_requested()) {
       out.end = RunEnd::kCancelled;
@@ -134,19 +174,11 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       break;
     }
     const int first = out.systems_done;
-    int end = static_cast<int>(std::min<std::int64_t>(count, std::int64_t{first} + slice));
-    const auto first_recorded = static_cast<std::size_t>(
-        std::lower_bound(recorded.begin(), recorded.end(), first) - recorded.begin());
-    if (recorded.size() - first_recorded > max_recorded)
-      end = std::min(end, static_cast<int>(recorded[first_recorded + max_recorded]));
-    std::vector<std::int32_t> local_ids;
-    for (auto id : spec.output.trajectory_ids)
-      if (id >= first && id < end) local_ids.push_back(id - first);
-
+    const int end = sizer.end(first, size);
     const Batch part_batch = batch_slice(spec, first, end - first);
     BatchResults part;
     const auto slice_start = Clock::now();
-    device.run(first, part_batch, settings, local_ids, part);
+    device.run(first, part_batch, settings, sizer.recorded_in(first, end), part);
     if (stop_requested()) {  // this slice may be incomplete: drop it
       out.end = RunEnd::kCancelled;
       break;
@@ -158,11 +190,8 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
     out.systems_done = end;
     out.backend = part.backend;
     if (options.on_slice)
-      options.on_slice(
-          SliceDone{first, part_batch, part, out.systems_done, out.steps, seconds_since(start)});
-    const double scale = slice_s > 1e-6 ? options.slice_target_s / slice_s : 4.0;
-    slice = static_cast<int>(
-        std::clamp(slice * std::min(scale, 4.0), double(smallest_slice()), double(max_slice)));
+      options.on_slice(SliceDone{first, part_batch, part, end, out.steps, seconds_since(start)});
+    size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
   }
   out.threads = device.device == Device::kCpu ? settings.threads : 0;
   if (out.backend.empty()) out.backend = device_name(device.device);

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""Soak and chaos test of ukes-server on loopback, bounded in time: N clients submit a random mix
+of small jobs, read their result streams with random disconnects (resuming after the last chunk
+received), cancel some, while the server is killed (SIGKILL) and restarted on the same port and
+data directory a few times. Reports jobs/s, p50/p99 submit-to-result latency, wrong results
+(against `ukes run` in-process, bit for bit), lost or duplicated chunks, jobs lost across
+restarts, and the server's peak RSS; exits 1 when a result was wrong or a chunk lost or
+duplicated. Jobs live in the server's memory (README.md, "Running it for a lab"), so a restart
+loses the jobs in it: they are counted, not failed.
+
+  /usr/bin/python3 scripts/soak.py --seconds 60 --clients 8 --kills 3 [--build build] [--json]
+"""
+import argparse
+import json
+import os
+import pathlib
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SPECS = [  # small, distinct jobs: (model, systems, method, t_end)
+    ("scara", 300, "rk4", 0.2), ("duffing", 500, "dopri5", 1.0), ("four_bar", 100, "rk4", 0.1),
+    ("swarm", 50, "dopri5", 0.2), ("chaplygin_sleigh", 400, "rk4", 0.5),
+]
+
+
+def spec_of(model, count, method, t_end):
+    return {"model": model, "device": "cpu",
+            "sweep": {"count": count, "seed": 11, "vary": {"q0[0]": {"normal": [0.0, 1e-3]}}},
+            "assemble": True, "integrator": {"method": method, "t_end": t_end, "dt": 1e-3},
+            "output": {"samples": 5, "trajectories": "first:3"}}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """ukes-server on a fixed port and data directory, killed and restarted on demand."""
+
+    def __init__(self, build, work):
+        self.build, self.work, self.port = build, work, free_port()
+        self.peak_rss_kb, self.process = 0, None
+        self.start()
+
+    def start(self):
+        log = open(self.work / "server.log", "ab")
+        self.process = subprocess.Popen(
+            [self.build / "ukes-server", "--port", str(self.port), "--data-dir",
+             self.work / "data", "--device", "cpu", "--threads", "1"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.02)
+        raise RuntimeError("ukes-server did not start")
+
+    def sample_rss(self):
+        try:
+            status = pathlib.Path(f"/proc/{self.process.pid}/status").read_text()
+            hwm = int(next(l for l in status.splitlines() if l.startswith("VmHWM")).split()[1])
+            self.peak_rss_kb = max(self.peak_rss_kb, hwm)
+        except (OSError, StopIteration):
+            pass
+
+    def kill_and_restart(self):
+        self.sample_rss()
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        self.start()
+
+    def stop(self):
+        self.sample_rss()
+        self.process.terminate()
+        self.process.wait()
+
+
+def references(build, work):
+    """Each spec's results from `ukes run` in-process: what every job must equal."""
+    import ukes
+    refs = []
+    for k, s in enumerate(SPECS):
+        path = work / f"spec{k}.json"
+        path.write_text(json.dumps(spec_of(*s)))
+        out = work / f"ref{k}.json"
+        subprocess.run([build / "ukes", "run", path, "--out", out], check=True,
+                       capture_output=True, env=dict(os.environ, UKES_DISABLE_GPU="1"))
+        refs.append(ukes.load(out))
+    return refs
+
+
+class Tally:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts = {k: 0 for k in ("succeeded", "cancelled", "wrong_results", "lost_chunks",
+                                      "duplicated_chunks", "lost_across_restarts", "disconnects")}
+        self.latencies = []
+
+    def add(self, key, n=1):
+        with self.lock:
+            self.counts[key] += n
+
+
+class JobLost(Exception):
+    """The server that had the job was killed: the restarted one does not know it."""
+
+
+def stream_job(client, job_id, tally, rng):
+    """The job's chunks, each checked to come once and in order, with random disconnects."""
+    import grpc
+    from ukes.client import pb
+    from ukes.result import ResultBuilder
+    builder, last = ResultBuilder(), 0
+    while True:
+        call = client._stub.StreamJobResults(
+            pb.StreamJobResultsRequest(job_id=job_id, resume_after=last))
+        cut_after = rng.randrange(1, 8) if rng.random() < 0.3 else None
+        try:
+            for n, chunk in enumerate(call, 1):
+                if chunk.sequence <= last:
+                    tally.add("duplicated_chunks")
+                    continue
+                if chunk.sequence != last + 1:
+                    tally.add("lost_chunks", chunk.sequence - last - 1)
+                last = chunk.sequence
+                builder.add(chunk)
+                if chunk.WhichOneof("payload") == "end":
+                    return builder
+                if cut_after is not None and n >= cut_after:
+                    call.cancel()  # the client goes away mid-stream
+                    tally.add("disconnects")
+                    break
+        except grpc.RpcError as e:  # the server killed: resume after `last` once it is back
+            if e.code() == grpc.StatusCode.NOT_FOUND:
+                raise JobLost() from None
+            time.sleep(0.05)
+
+
+def client_loop(address, refs, deadline, seed, tally):
+    import grpc
+    import numpy as np
+    import ukes
+    rng = random.Random(seed)
+    with ukes.Client(address, timeout=30) as client:
+        while time.monotonic() < deadline:
+            k = rng.randrange(len(SPECS))
+            start = time.monotonic()
+            try:
+                job = client.submit(spec_of(*SPECS[k]))
+                if rng.random() < 0.15:
+                    time.sleep(rng.random() * 0.2)
+                    job.cancel()
+                builder = stream_job(client, job.id, tally, rng)
+            except JobLost:
+                tally.add("lost_across_restarts")
+                continue
+            except ukes.UkesError as e:
+                if e.code == grpc.StatusCode.NOT_FOUND:
+                    tally.add("lost_across_restarts")  # cancelled on a server since killed
+                time.sleep(0.1)  # UNAVAILABLE while the server restarts
+                continue
+            end = builder.end
+            if end.state != ukes.client.pb.JOB_STATE_SUCCEEDED:
+                tally.add("cancelled")
+                continue
+            result, ref = builder.result(), refs[k]
+            same = all(np.array_equal(getattr(result, f), getattr(ref, f))
+                       for f in ("q", "qd", "status", "residual_max", "force_max", "steps"))
+            tally.add("succeeded" if same else "wrong_results")
+            with tally.lock:
+                tally.latencies.append(time.monotonic() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--kills", type=int, default=2, help="server kills during the run")
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    sys.path.insert(0, str(build / "python"))
+    with tempfile.TemporaryDirectory(prefix="ukes-soak-") as tmp:
+        work = pathlib.Path(tmp)
+        refs = references(build, work)
+        server, tally = Server(build, work), Tally()
+        begin = time.monotonic()
+        deadline = begin + args.seconds
+        threads = [threading.Thread(target=client_loop, args=(
+            f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally))
+            for i in range(args.clients)]
+        for t in threads:
+            t.start()
+        rng = random.Random(args.seed)
+        kill_times = sorted(begin + rng.uniform(0.2, 0.8) * args.seconds
+                            for _ in range(args.kills))
+        for when in kill_times:
+            while time.monotonic() < when:
+                server.sample_rss()
+                time.sleep(0.1)
+            server.kill_and_restart()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - begin
+        server.stop()
+    lat = sorted(tally.latencies)
+    pick = lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))], 4) if lat else None
+    report = dict(tally.counts, seconds=round(elapsed, 1), clients=args.clients,
+                  kills=args.kills, jobs_per_s=round(tally.counts["succeeded"] / elapsed, 2),
+                  latency_p50_s=pick(0.5), latency_p99_s=pick(0.99),
+                  peak_rss_mb=round(server.peak_rss_kb / 1024, 1))
+    print(json.dumps(report) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
+    bad = report["wrong_results"] + report["lost_chunks"] + report["duplicated_chunks"]
+    return 1 if bad or report["succeeded"] == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

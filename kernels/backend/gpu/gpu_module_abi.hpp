@@ -59,8 +59,8 @@ struct GpuRunRequest {
 struct GpuRunReport {
   GpuPath path = GpuPath::kAuto;  // the path that ran
   int chunks = 0;
-  int chunk_systems = 0;                 // systems per chunk
-  double device_s = 0.0;                 // integration time measured with device events
+  int chunk_systems = 0;  // systems per chunk
+  double device_s = 0.0;  // integration time measured with device events
   // Whether the run leased streams and buffers an earlier run of this process had set up
   // (kernels/backend/device/device_context.hpp).
   bool context_reused = false;

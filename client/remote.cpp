@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "client/commands.hpp"
 #include "service/protocol/metadata.hpp"
+#include "service/protocol/pem_file.hpp"
 #include "service/protocol/result_assembler.hpp"
 
 namespace ukes::cli {
@@ -289,15 +288,6 @@ namespace {
 ConnectionSecurity& connection_security() {
   static ConnectionSecurity security;
   return security;
-}
-
-std::string read_pem_file(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in || text.str().empty())
-    throw std::runtime_error(std::string(what) + ": cannot read " + path);
-  return text.str();
 }
 
 std::shared_ptr<grpc::ChannelCredentials> channel_credentials() {

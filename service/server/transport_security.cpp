@@ -2,23 +2,11 @@
 
 #include <arpa/inet.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include "service/protocol/pem_file.hpp"
+
 namespace ukes::server {
-namespace {
-
-std::string read_pem(const std::string& path, const char* flag) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in || text.str().empty())
-    throw std::runtime_error(std::string(flag) + ": cannot read " + path);
-  return text.str();
-}
-
-}  // namespace
 
 bool is_loopback(const std::string& listen) {
   if (listen == "localhost") return true;
@@ -48,8 +36,9 @@ std::shared_ptr<grpc::ServerCredentials> server_credentials(const ServerOptions&
       o.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                               : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   ssl.pem_key_cert_pairs.push_back(
-      {read_pem(o.tls_key, "--tls-key"), read_pem(o.tls_cert, "--tls-cert")});
-  if (!o.tls_client_ca.empty()) ssl.pem_root_certs = read_pem(o.tls_client_ca, "--tls-client-ca");
+      {read_pem_file(o.tls_key, "--tls-key"), read_pem_file(o.tls_cert, "--tls-cert")});
+  if (!o.tls_client_ca.empty())
+    ssl.pem_root_certs = read_pem_file(o.tls_client_ca, "--tls-client-ca");
   return grpc::SslServerCredentials(ssl);
 }
 

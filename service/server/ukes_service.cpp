@@ -239,10 +239,8 @@ grpc::Status UkesService::find(const std::string& job_id, const std::string& pri
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
+grpc::Status UkesService::submit(grpc::CallbackServerContext* context, const std::string& principal,
                                  const v1::SubmitJobRequest& request, std::shared_ptr<Job>* job) {
-  std::string principal;
-  if (const grpc::Status s = authenticate(context, &principal); !s.ok()) return s;
   try {
     *job = jobs_.submit(request, principal);
     return grpc::Status::OK;
@@ -272,28 +270,29 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context,
   }
 }
 
-#define UKES_DEFINE_RAW_UNARY(Method, handler)                                        \
-  grpc::ServerUnaryReactor* UkesService::Method(grpc::CallbackServerContext* context, \
-                                                const grpc::ByteBuffer* request,      \
-                                                grpc::ByteBuffer* response) {         \
-    std::string principal;                                                            \
-    if (const grpc::Status s = authenticate(context, &principal); !s.ok())            \
-      return finish(context, s);                                                      \
-    return unary<v1::Method##Request, v1::Method##Response>(                          \
-        context, *request, response,                                                  \
-        [&](const auto& in, auto& out) { return handler(context, in, out); });        \
+#define UKES_DEFINE_RAW_UNARY(Method, handler)                                            \
+  grpc::ServerUnaryReactor* UkesService::Method(grpc::CallbackServerContext* context,     \
+                                                const grpc::ByteBuffer* request,          \
+                                                grpc::ByteBuffer* response) {             \
+    std::string principal;                                                                \
+    if (const grpc::Status s = authenticate(context, &principal); !s.ok())                \
+      return finish(context, s);                                                          \
+    return unary<v1::Method##Request, v1::Method##Response>(                              \
+        context, *request, response,                                                      \
+        [&](const auto& in, auto& out) { return handler(context, principal, in, out); }); \
   }
 UKES_UNARY_METHODS(UKES_DEFINE_RAW_UNARY)
 #undef UKES_DEFINE_RAW_UNARY
 
-grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const v1::ListModelsRequest&,
+grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const std::string&,
+                                      const v1::ListModelsRequest&,
                                       v1::ListModelsResponse& response) {
   for (const auto& m : catalogue_info()) model_to_proto(m, response.add_models());
   for (const auto& m : jobs_.models().list()) model_to_proto(*m, response.add_models());
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::register_model(grpc::CallbackServerContext* context,
+grpc::Status UkesService::register_model(grpc::CallbackServerContext* context, const std::string&,
                                          const v1::RegisterModelRequest& request,
                                          v1::RegisterModelResponse& response) {
   try {
@@ -316,7 +315,7 @@ grpc::Status UkesService::register_model(grpc::CallbackServerContext* context,
   }
 }
 
-grpc::Status UkesService::describe_model(grpc::CallbackServerContext*,
+grpc::Status UkesService::describe_model(grpc::CallbackServerContext*, const std::string&,
                                          const v1::DescribeModelRequest& request,
                                          v1::DescribeModelResponse& response) {
   if (request.name().empty())
@@ -330,7 +329,7 @@ grpc::Status UkesService::describe_model(grpc::CallbackServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
+grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*, const std::string&,
                                           const v1::GetServerInfoRequest&,
                                           v1::GetServerInfoResponse& response) {
   const ServerOptions& o = jobs_.options();
@@ -365,10 +364,11 @@ grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
 }
 
 grpc::Status UkesService::submit_job(grpc::CallbackServerContext* context,
+                                     const std::string& principal,
                                      const v1::SubmitJobRequest& request,
                                      v1::SubmitJobResponse& response) {
   std::shared_ptr<Job> job;
-  const grpc::Status s = submit(context, request, &job);
+  const grpc::Status s = submit(context, principal, request, &job);
   if (s.ok()) {
     response.set_job_id(job->id());
     response.set_queue_position(jobs_.queue_position(*job));
@@ -407,17 +407,15 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* UkesService::Simulate(
   if (s.ok()) s = parse_request(*bytes, request);
   std::unique_ptr<StreamLimit::Slot> slot;
   if (s.ok()) slot = stream_slot(context, &s);  // before the job exists: a refusal submits nothing
-  if (s.ok()) s = submit(context, request.job(), &job);
+  if (s.ok()) s = submit(context, principal, request.job(), &job);
   if (!s.ok()) return new ErrorStream(s);
   return ResultStream::start(std::move(job), 0, context->peer(), std::move(slot));
 }
 
-grpc::Status UkesService::get_job(grpc::CallbackServerContext* context,
+grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const std::string& principal,
                                   const v1::GetJobRequest& request, v1::GetJobResponse& response) {
-  std::string principal;
   std::shared_ptr<Job> job;
-  grpc::Status s = authenticate(context, &principal);
-  if (s.ok()) s = find(request.job_id(), principal, &job);
+  const grpc::Status s = find(request.job_id(), principal, &job);
   if (!s.ok()) return s;
   response.set_job_id(job->id());
   response.set_state(job->state());
@@ -431,13 +429,11 @@ grpc::Status UkesService::get_job(grpc::CallbackServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::cancel_job(grpc::CallbackServerContext* context,
+grpc::Status UkesService::cancel_job(grpc::CallbackServerContext*, const std::string& principal,
                                      const v1::CancelJobRequest& request,
                                      v1::CancelJobResponse& response) {
-  std::string principal;
   std::shared_ptr<Job> job;
-  grpc::Status s = authenticate(context, &principal);
-  if (s.ok()) s = find(request.job_id(), principal, &job);
+  const grpc::Status s = find(request.job_id(), principal, &job);
   if (!s.ok()) return s;
   response.set_state(jobs_.cancel(*job));
   return grpc::Status::OK;

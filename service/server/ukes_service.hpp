@@ -78,27 +78,28 @@ class UkesService final : public RawUkesService {
                                                        const grpc::ByteBuffer* request) override;
 
  private:
-  grpc::Status list_models(grpc::CallbackServerContext* context,
+  grpc::Status list_models(grpc::CallbackServerContext* context, const std::string& principal,
                            const v1::ListModelsRequest& request, v1::ListModelsResponse& response);
-  grpc::Status describe_model(grpc::CallbackServerContext* context,
+  grpc::Status describe_model(grpc::CallbackServerContext* context, const std::string& principal,
                               const v1::DescribeModelRequest& request,
                               v1::DescribeModelResponse& response);
-  grpc::Status register_model(grpc::CallbackServerContext* context,
+  grpc::Status register_model(grpc::CallbackServerContext* context, const std::string& principal,
                               const v1::RegisterModelRequest& request,
                               v1::RegisterModelResponse& response);
-  grpc::Status get_server_info(grpc::CallbackServerContext* context,
+  grpc::Status get_server_info(grpc::CallbackServerContext* context, const std::string& principal,
                                const v1::GetServerInfoRequest& request,
                                v1::GetServerInfoResponse& response);
-  grpc::Status submit_job(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
-                          v1::SubmitJobResponse& response);
-  grpc::Status get_job(grpc::CallbackServerContext* context, const v1::GetJobRequest& request,
-                       v1::GetJobResponse& response);
-  grpc::Status cancel_job(grpc::CallbackServerContext* context, const v1::CancelJobRequest& request,
-                          v1::CancelJobResponse& response);
+  grpc::Status submit_job(grpc::CallbackServerContext* context, const std::string& principal,
+                          const v1::SubmitJobRequest& request, v1::SubmitJobResponse& response);
+  grpc::Status get_job(grpc::CallbackServerContext* context, const std::string& principal,
+                       const v1::GetJobRequest& request, v1::GetJobResponse& response);
+  grpc::Status cancel_job(grpc::CallbackServerContext* context, const std::string& principal,
+                          const v1::CancelJobRequest& request, v1::CancelJobResponse& response);
 
-  // Submits, mapping validation errors to their status codes (OK status: *job is set).
-  grpc::Status submit(grpc::CallbackServerContext* context, const v1::SubmitJobRequest& request,
-                      std::shared_ptr<Job>* job);
+  // Submits for `principal`, mapping validation errors to their status codes (OK status: *job
+  // is set).
+  grpc::Status submit(grpc::CallbackServerContext* context, const std::string& principal,
+                      const v1::SubmitJobRequest& request, std::shared_ptr<Job>* job);
   // The job `job_id` if `principal` owns it; NOT_FOUND otherwise, as for an unknown id.
   grpc::Status find(const std::string& job_id, const std::string& principal,
                     std::shared_ptr<Job>* job) const;

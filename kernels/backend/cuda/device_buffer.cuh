@@ -6,66 +6,32 @@
 #include <utility>
 
 #include "kernels/backend/cuda/cuda_check.cuh"
+#include "kernels/backend/device/owning_buffer.hpp"
 
 namespace ukes::cuda {
 
-enum class Memory { kDevice, kPinnedHost };
-
-template <class T, Memory kWhere>
-class Buffer {
- public:
-  Buffer() = default;
-  explicit Buffer(std::size_t count) { resize(count); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Buffer(Buffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  Buffer& operator=(Buffer&& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(count_, other.count_);
-    return *this;
-  }
-  ~Buffer() { release(); }
-
-  // Contents are not kept.
-  void resize(std::size_t count) {
-    if (count == count_) return;
-    release();
-    if (count == 0) return;
+struct DeviceMemory {
+  static void* allocate(std::size_t bytes) {
     void* p = nullptr;
-    if constexpr (kWhere == Memory::kDevice) {
-      UKES_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
-    } else {
-      UKES_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
-    }
-    data_ = static_cast<T*>(p);
-    count_ = count;
+    UKES_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
   }
+  static void release(void* p) noexcept { cudaFree(p); }
+};
 
-  T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-  std::size_t bytes() const { return count_ * sizeof(T); }
-
- private:
-  void release() noexcept {
-    if (data_ == nullptr) return;
-    if constexpr (kWhere == Memory::kDevice) {
-      cudaFree(data_);
-    } else {
-      cudaFreeHost(data_);
-    }
-    data_ = nullptr;
-    count_ = 0;
+struct PinnedHostMemory {
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    UKES_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return p;
   }
-
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
+  static void release(void* p) noexcept { cudaFreeHost(p); }
 };
 
 template <class T>
-using DeviceBuffer = Buffer<T, Memory::kDevice>;
+using DeviceBuffer = device::OwningBuffer<T, DeviceMemory>;
 template <class T>
-using PinnedBuffer = Buffer<T, Memory::kPinnedHost>;
+using PinnedBuffer = device::OwningBuffer<T, PinnedHostMemory>;
 
 // A stream and an event of our own, destroyed with the object.
 class Stream {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/backend/device/owning_buffer.hpp"
 #include "kernels/backend/device/system_kernels.hpp"
 #include "kernels/backend/host_gpu/host_stream.hpp"
 #include "kernels/backend/host_gpu/thread_team.hpp"
@@ -34,45 +35,18 @@ namespace ukes::host_gpu {
 
 inline constexpr unsigned char kPoison = 0xff;
 
-// Host memory standing in for device or pinned memory; allocated uninitialized as cudaMalloc's
-// is, which here means poisoned.
-template <class T>
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Buffer(Buffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  Buffer& operator=(Buffer&& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(count_, other.count_);
-    return *this;
+// Host memory standing in for device or pinned memory; uninitialized as cudaMalloc's is, which
+// here means poisoned.
+struct PoisonedMemory {
+  static void* allocate(std::size_t bytes) {
+    void* p = ::operator new (bytes, std::align_val_t{256});
+    std::memset(p, kPoison, bytes);
+    return p;
   }
-  ~Buffer() { release(); }
-
-  // Contents are not kept.
-  void resize(std::size_t count) {
-    if (count == count_) return;
-    release();
-    if (count == 0) return;
-    void* p = ::operator new (count * sizeof(T), std::align_val_t{256});
-    std::memset(p, kPoison, count * sizeof(T));
-    data_ = static_cast<T*>(p);
-    count_ = count;
-  }
-  T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-
- private:
-  void release() noexcept {
-    if (data_ != nullptr) ::operator delete (data_, std::align_val_t{256});
-    data_ = nullptr;
-    count_ = 0;
-  }
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
+  static void release(void* p) noexcept { ::operator delete (p, std::align_val_t{256}); }
 };
+template <class T>
+using Buffer = device::OwningBuffer<T, PoisonedMemory>;
 
 // The stop word the kernels poll; on the host the kernels read the host's word itself.
 class StopWord {

@@ -164,6 +164,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
     return options.cancel != nullptr && options.cancel->requested();
   };
   int size = sizer.smallest(device.device, settings.threads);
+  int slices = 0;
   while (out.systems_done < count) {
     if (stop_requested()) {
       out.end = RunEnd::kCancelled;
@@ -174,7 +175,11 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       break;
     }
     const int first = out.systems_done;
-    const int end = sizer.end(first, size);
+    const std::size_t k = static_cast<std::size_t>(slices++);
+    const int end = k < options.slice_ends.size() && options.slice_ends[k] > first &&
+                            options.slice_ends[k] <= count
+                        ? options.slice_ends[k]
+                        : sizer.end(first, size);
     const Batch part_batch = batch_slice(spec, first, end - first);
     BatchResults part;
     const auto slice_start = Clock::now();

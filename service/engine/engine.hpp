@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/ensemble.hpp"
@@ -42,6 +43,9 @@ struct ExecuteOptions {
   std::int64_t slice_bytes = std::int64_t{64} << 20;
   std::size_t gpu_pinned_budget = 0;  // page-locked bytes a GPU slice may use; 0: the module's
   bool keep_trajectories = true;      // gather recorded trajectories into RunOutcome::results
+  // The first slices end at these systems, in order, whatever the sizing above would choose: a
+  // run that reproduces the slices of an earlier one (a durable server job run again).
+  std::vector<int> slice_ends = {};
   // Called on the calling thread after each slice.
   std::function<void(const SliceDone&)> on_slice = nullptr;
 };

@@ -1,8 +1,9 @@
-// The directory a server spills result chunks to, held for the process's life by an flock on a
-// lock file in it (released by the kernel however the process ends, kill -9 included). That lock
-// is how a starting server tells what earlier servers left behind: spill files in a --data-dir no
-// live server holds belong to jobs that died with their server (jobs live in memory), and the
-// private directories (`$TMPDIR/ukes-server-*`) of servers that were killed are removed whole.
+// A server's directory: the job store of durable jobs (--data-dir, service/server/job_store.hpp)
+// or the spill files of memory-only ones (a private directory). It is held for the process's
+// life by an flock on a lock file in it (released by the kernel however the process ends, kill
+// -9 included). That lock is how a starting server tells what earlier servers left behind: the
+// private directories (`$TMPDIR/ukes-server-*`) of servers that were killed are removed whole,
+// and spill files in a --data-dir (left by a memory-only server of an earlier version) too.
 #pragma once
 
 #include <string>

@@ -1,20 +1,48 @@
 #include "service/server/job.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <exception>
 #include <vector>
+
+#include "service/server/log.hpp"
 
 namespace ukes::server {
 
-Job::Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s,
-         bool system_summaries, int threads, const std::string& spill_path, MemoryBudget& budget,
-         std::string owner)
-    : id_(std::move(id)),
-      owner_(std::move(owner)),
+namespace {
+
+// The steady-clock time of a stored wall-clock time (0: none).
+Clock::time_point from_unix(double unix_s) {
+  if (unix_s <= 0) return {};
+  const auto ago = std::chrono::duration<double>(std::max(0.0, unix_now() - unix_s));
+  return Clock::now() - std::chrono::duration_cast<Clock::duration>(ago);
+}
+
+}  // namespace
+
+Job::Job(StoredJob record, RunSpec spec, int threads, std::unique_ptr<ChunkStorage> storage,
+         MemoryBudget& budget, std::shared_ptr<JobStore> store, std::int64_t stored_chunks)
+    : record_(std::move(record)),
       spec_(std::move(spec)),
-      spec_json_(std::move(spec_json)),
-      timeout_s_(timeout_s),
-      system_summaries_(system_summaries),
       threads_(threads),
-      log_(spill_path, budget) {}
+      log_(std::move(storage), budget, stored_chunks),
+      store_(std::move(store)),
+      fetched_at_(from_unix(record_.fetched_at)) {}
+
+Job::~Job() {
+  if (expired_) remember("forget an expired job", [&] { store_->remove_job(id()); });
+}
+
+template <class Update>
+void Job::remember(const char* what, Update update) {
+  if (store_ == nullptr) return;
+  try {
+    update();
+  } catch (const std::exception& e) {
+    log_event(LogLevel::kError, "job_store_failed",
+              {{"job", id()}, {"action", what}, {"error", e.what()}});
+  }
+}
 
 void Job::release_inputs() {
   Batch& b = spec_.batch;
@@ -26,6 +54,11 @@ void Job::release_inputs() {
 
 void Job::publish(ResultLog::Chunk chunk, bool in_memory) {
   log_.append(std::move(chunk), in_memory);
+  notify();
+}
+
+void Job::publish(std::vector<ResultLog::Chunk> chunks) {
+  log_.append(std::move(chunks));
   notify();
 }
 
@@ -64,7 +97,16 @@ void Job::end(v1::JobState state, const std::string& message, double elapsed_s,
     message_ = message;
     ended_at_ = Clock::now();
   }
+  remember("record the end", [&] { store_->set_ended_at(id(), unix_now()); });
   notify();
+}
+
+void Job::restore_end(const v1::JobEnd& end) {
+  const std::lock_guard lock(mu_);
+  state_ = end.state();
+  message_ = end.message();
+  // Ended but not recorded so (the process died in between): from now.
+  ended_at_ = record_.ended_at > 0 ? from_unix(record_.ended_at) : Clock::now();
 }
 
 v1::Progress Job::progress() const {
@@ -83,11 +125,30 @@ std::string Job::message() const {
 }
 
 void Job::request_cancel(v1::JobState reason) {
+  bool first = false;
   {
     const std::lock_guard lock(mu_);
-    if (!cancel_.requested()) cancel_reason_ = reason;
+    first = !cancel_.requested();
+    if (first) cancel_reason_ = reason;
   }
   cancel_.request();
+  // A client's cancel outlives a restart; a timeout restarts with the job.
+  if (first && reason == v1::JOB_STATE_CANCELLED && !ended())
+    remember("record a cancel", [&] { store_->set_cancel_requested(id()); });
+}
+
+void Job::request_suspend() {
+  {
+    const std::lock_guard lock(mu_);
+    if (cancel_.requested()) return;
+    suspended_ = true;
+  }
+  cancel_.request();
+}
+
+bool Job::suspended() const {
+  const std::lock_guard lock(mu_);
+  return suspended_;
 }
 
 v1::JobState Job::cancel_reason() const {
@@ -96,8 +157,12 @@ v1::JobState Job::cancel_reason() const {
 }
 
 void Job::mark_fetched() {
-  const std::lock_guard lock(mu_);
-  if (fetched_at_ == Clock::time_point{}) fetched_at_ = Clock::now();
+  {
+    const std::lock_guard lock(mu_);
+    if (fetched_at_ != Clock::time_point{}) return;
+    fetched_at_ = Clock::now();
+  }
+  remember("record a fetch", [&] { store_->set_fetched_at(id(), unix_now()); });
 }
 
 Clock::time_point Job::ended_at() const {

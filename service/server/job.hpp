@@ -1,4 +1,6 @@
 // One submitted run: its validated spec, its result log, its state, and the streams following it.
+// A durable job (a server with --data-dir) keeps its record in the job store up to date: when it
+// ended, was fetched, or was asked to cancel (service/server/job_store.hpp).
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 
 #include "service/protocol/job_state.hpp"
 #include "service/runspec/run_spec.hpp"
+#include "service/server/job_store.hpp"
 #include "service/server/result_log.hpp"
 #include "ukes/v1/ukes.pb.h"
 
@@ -21,18 +24,28 @@ using Clock = std::chrono::steady_clock;
 
 class Job {
  public:
-  Job(std::string id, RunSpec spec, std::string spec_json, double timeout_s, bool system_summaries,
-      int threads, const std::string& spill_path, MemoryBudget& budget, std::string owner = {});
+  // `record`: the job as submitted, or as a restarted server found it in `store`, whose log
+  // then holds `stored_chunks` chunks already (its header among them). `store` is null for a
+  // memory-only job.
+  Job(StoredJob record, RunSpec spec, int threads, std::unique_ptr<ChunkStorage> storage,
+      MemoryBudget& budget, std::shared_ptr<JobStore> store = nullptr,
+      std::int64_t stored_chunks = 0);
+  ~Job();  // removes an expired durable job from the store
 
-  const std::string& id() const { return id_; }
+  const std::string& id() const { return record_.id; }
   // The principal that submitted it (service/server/auth.hpp); "" without authentication.
-  const std::string& owner() const { return owner_; }
+  const std::string& owner() const { return record_.owner; }
   const RunSpec& spec() const { return spec_; }
-  const std::string& spec_json() const { return spec_json_; }
-  double timeout_s() const { return timeout_s_; }
-  bool system_summaries() const { return system_summaries_; }
+  const std::string& spec_json() const { return record_.spec_json; }
+  double timeout_s() const { return record_.timeout_s; }
+  bool system_summaries() const { return record_.system_summaries; }
   int threads() const { return threads_; }
   const ResultLog& log() const { return log_; }
+
+  // A reopened durable job that runs again: where its stored slices ended (from their progress
+  // reports), so that the run reproduces them chunk for chunk (ResultLog).
+  void set_stored_slice_ends(std::vector<int> ends) { stored_slice_ends_ = std::move(ends); }
+  const std::vector<int>& stored_slice_ends() const { return stored_slice_ends_; }
 
   // Frees the systems' inputs (parameters, initial conditions) once nothing will run them again;
   // the header's spec_json still describes them. Called by whoever took the job off the queue.
@@ -40,6 +53,8 @@ class Job {
 
   // Appends a chunk and wakes every listener. `in_memory`: whatever the budget (ResultLog::append).
   void publish(ResultLog::Chunk chunk, bool in_memory = false);
+  // A slice's chunks, stored together (all or none).
+  void publish(std::vector<ResultLog::Chunk> chunks);
 
   // State. A job ends exactly once; its JobEnd chunk is published before ended() turns true.
   v1::JobState state() const;
@@ -47,6 +62,8 @@ class Job {
   void set_running();
   void end(v1::JobState state, const std::string& message, double elapsed_s,
            std::int64_t steps_total);
+  // A reopened durable job whose log ends with its JobEnd: ended as that says.
+  void restore_end(const v1::JobEnd& end);
   v1::Progress progress() const;
   void set_progress(const v1::Progress& p);
   std::string message() const;
@@ -55,6 +72,12 @@ class Job {
   void request_cancel(v1::JobState reason);
   const CancelFlag& cancel_flag() const { return cancel_; }
   v1::JobState cancel_reason() const;
+  // Stops a durable job for a server shutdown without ending it: the next server on the data
+  // directory runs it again.
+  void request_suspend();
+  bool suspended() const;
+  // Dropped by the watchdog: the store forgets it once the last stream lets go of it.
+  void mark_expired() { expired_ = true; }
 
   // A client has received the last chunk.
   void mark_fetched();
@@ -72,20 +95,24 @@ class Job {
 
  private:
   void notify();
+  // Runs an update of the job's record in the store, if durable; a failure is logged (the job
+  // in memory stays right; a restart may then run it again or forget a fetch).
+  template <class Update>
+  void remember(const char* what, Update update);
 
-  const std::string id_;
-  const std::string owner_;
+  const StoredJob record_;
   RunSpec spec_;  // inputs released once the job has run
-  const std::string spec_json_;
-  const double timeout_s_;
-  const bool system_summaries_;
   const int threads_;
   ResultLog log_;
+  const std::shared_ptr<JobStore> store_;
+  std::vector<int> stored_slice_ends_;
+  std::atomic<bool> expired_{false};
   CancelFlag cancel_;
 
   mutable std::mutex mu_;  // guards the state below
   v1::JobState state_ = v1::JOB_STATE_QUEUED;
   v1::JobState cancel_reason_ = v1::JOB_STATE_CANCELLED;
+  bool suspended_ = false;
   std::string message_;
   v1::Progress progress_;
   Clock::time_point started_at_{}, ended_at_{}, fetched_at_{};

@@ -13,12 +13,15 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/protocol/spec_proto.hpp"
 #include "service/runspec/spec_text.hpp"
+#include "service/server/chunk_storage.hpp"
 #include "service/server/job_runner.hpp"
 #include "service/server/log.hpp"
 
 namespace ukes::server {
 
 namespace {
+
+using Chunk = v1::StreamJobResultsResponse;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -73,12 +76,18 @@ JobManager::JobManager(ServerOptions options)
     : options_(std::move(options)),
       data_dir_(options_.data_dir),
       budget_(options_.memory_budget_bytes) {
-  if (data_dir_.removed_spill_files() > 0 || data_dir_.removed_private_dirs() > 0)
+  if (!options_.data_dir.empty())
+    store_ = std::make_shared<JobStore>(data_dir_.path() + "/" + JobStore::kFileName);
+  const std::int64_t orphan_chunks = store_ ? store_->removed_orphan_chunks() : 0;
+  if (data_dir_.removed_spill_files() > 0 || data_dir_.removed_private_dirs() > 0 ||
+      orphan_chunks > 0)
     log_event(LogLevel::kInfo, "orphans_removed",
               {{"spill_files", data_dir_.removed_spill_files()},
-               {"private_dirs", data_dir_.removed_private_dirs()}});
+               {"private_dirs", data_dir_.removed_private_dirs()},
+               {"stored_chunks", orphan_chunks}});
   threads_per_job_ = options_.threads > 0 ? options_.threads : default_cpu_threads();
   gpu_ready_ = options_.device != Device::kCpu && gpu_availability().available;
+  if (store_) recover();
   const int workers = std::max(1, options_.max_concurrent_jobs);
   for (int k = 0; k < workers; ++k) workers_.emplace_back([this] { worker_loop(); });
   watchdog_ = std::thread([this] { watchdog_loop(); });
@@ -108,6 +117,37 @@ std::string JobManager::new_job_id() {
   return id;
 }
 
+ParseOptions JobManager::parse_options() const {
+  ParseOptions parse;
+  parse.limits = options_.limits;
+  // Asked again per job: a GPU that broke under an earlier job is unavailable from then on.
+  parse.gpu_available = gpu_ready();
+  parse.gpu_unavailable_reason = options_.device == Device::kCpu
+                                     ? "this server runs with --device cpu"
+                                     : gpu_availability().reason;
+  parse.build_batch = false;  // the worker builds the inputs, a slice at a time
+  parse.models = &models_;
+  return parse;
+}
+
+std::shared_ptr<Job> JobManager::make_job(StoredJob record, RunSpec spec,
+                                          std::int64_t stored_chunks) {
+  std::unique_ptr<ChunkStorage> storage;
+  if (store_)
+    storage = std::make_unique<StoredChunks>(store_, record.id);
+  else
+    storage = std::make_unique<SpillFile>(data_dir_.path() + "/" + record.id + ".chunks");
+  return std::make_shared<Job>(std::move(record), std::move(spec), threads_per_job_,
+                               std::move(storage), budget_, store_, stored_chunks);
+}
+
+std::shared_ptr<const ModelInfo> JobManager::register_model(
+    std::shared_ptr<const ModelInfo> model) {
+  auto registered = models_.add(std::move(model));
+  if (store_) store_->add_model(model_id(*registered), model_definition_json(*registered).dump());
+  return registered;
+}
+
 std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
                                         const std::string& owner) {
   nlohmann::json doc;
@@ -123,16 +163,7 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
   }
   if (!std::isfinite(request.timeout_s()) || request.timeout_s() < 0)
     throw SpecError("timeout_s", "must be a finite number of seconds >= 0 (0: no limit)");
-  ParseOptions parse;
-  parse.limits = options_.limits;
-  // Asked again per job: a GPU that broke under an earlier job is unavailable from then on.
-  parse.gpu_available = gpu_ready();
-  parse.gpu_unavailable_reason = options_.device == Device::kCpu
-                                     ? "this server runs with --device cpu"
-                                     : gpu_availability().reason;
-  parse.build_batch = false;  // the worker builds the inputs, a slice at a time
-  parse.models = &models_;
-  RunSpec spec = parse_run_spec(doc, parse);
+  RunSpec spec = parse_run_spec(doc, parse_options());
   // The recorded spec holds the model itself, not the id it was named by: results rebuild
   // their systems from the header alone, on any machine.
   if (spec.user_model && doc["model"].is_string())
@@ -149,14 +180,20 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
     throw QueueFullError("queue: " + std::to_string(queue_.size()) + " jobs are waiting (limit " +
                              std::to_string(options_.max_queued_jobs) + ")",
                          true);
-  std::string id;
-  do id = new_job_id();
-  while (jobs_.count(id) > 0);
-  auto job = std::make_shared<Job>(
-      id, std::move(spec), std::move(spec_json), request.timeout_s(),
-      request.has_system_summaries() ? request.system_summaries() : true, threads_per_job_,
-      data_dir_.path() + "/" + id + ".chunks", budget_, owner);
+  StoredJob record;
+  do record.id = new_job_id();
+  while (jobs_.count(record.id) > 0);
+  const std::string id = record.id;
+  record.owner = owner;
+  record.spec_json = std::move(spec_json);
+  record.timeout_s = request.timeout_s();
+  record.system_summaries = request.has_system_summaries() ? request.system_summaries() : true;
+  record.submitted_at = unix_now();
+  auto job = make_job(record, std::move(spec), 0);
   publish_header(*job, device_name(job->spec().device_resolved));
+  // After its header: a crash in between leaves chunks without a job, which the next start
+  // removes (JobStore).
+  if (store_) store_->add_job(record);
   jobs_.emplace(id, job);
   queue_.push_back(job);
   const auto position = queue_.size();
@@ -212,6 +249,67 @@ int JobManager::running_jobs() const {
   return running_;
 }
 
+bool JobManager::expired(const Job& job, Clock::time_point now) const {
+  if (!job.ended()) return false;
+  const auto fetched = job.fetched_at();
+  return (fetched != Clock::time_point{} &&
+          seconds_between(fetched, now) > options_.fetched_ttl_s) ||
+         seconds_between(job.ended_at(), now) > options_.result_ttl_s;
+}
+
+void JobManager::recover() {
+  for (const auto& [id, definition] : store_->models()) {
+    try {
+      models_.add(user_model_from_json(nlohmann::json::parse(definition), "definition"));
+    } catch (const std::exception& e) {
+      log_event(LogLevel::kError, "model_not_recovered", {{"model_id", id}, {"error", e.what()}});
+    }
+  }
+  int served = 0, requeued = 0, dropped = 0;
+  const auto now = Clock::now();
+  for (StoredJob& record : store_->jobs()) {
+    const std::string id = record.id;
+    const bool cancel_requested = record.cancel_requested;
+    std::string error;
+    RunSpec spec;
+    try {
+      spec = parse_run_spec(nlohmann::json::parse(record.spec_json), parse_options());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const std::vector<std::string> ends = store_->chunks_of_kind(id, Chunk::kEnd);
+    auto job = make_job(std::move(record), std::move(spec), store_->chunk_count(id));
+    Chunk end;
+    if (!ends.empty() && end.ParseFromString(ends.back())) {
+      job->restore_end(end.end());
+      if (expired(*job, now)) {
+        job->mark_expired();  // its destructor removes it from the store
+        ++dropped;
+        continue;
+      }
+      ++served;
+    } else if (!error.empty()) {
+      job->end(v1::JOB_STATE_FAILED, "cannot run again after the server restarted: " + error, 0.0,
+               0);
+    } else if (cancel_requested) {
+      job->end(v1::JOB_STATE_CANCELLED, "cancelled before the server restarted", 0.0, 0);
+    } else {
+      std::vector<int> slice_ends;
+      for (const std::string& data : store_->chunks_of_kind(id, Chunk::kProgress)) {
+        Chunk progress;
+        if (progress.ParseFromString(data))
+          slice_ends.push_back(static_cast<int>(progress.progress().systems_done()));
+      }
+      job->set_stored_slice_ends(std::move(slice_ends));
+      queue_.push_back(job);
+      ++requeued;
+    }
+    jobs_.emplace(id, std::move(job));
+  }
+  log_event(LogLevel::kInfo, "jobs_recovered",
+            {{"served", served}, {"run_again", requeued}, {"expired", dropped}});
+}
+
 void JobManager::worker_loop() {
   for (;;) {
     std::shared_ptr<Job> job;
@@ -249,6 +347,8 @@ void JobManager::watchdog_loop() {
   while (!stopping_) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     const auto now = Clock::now();
+    // Let go of outside the lock: the last reference to a durable job removes it from the store.
+    std::vector<std::shared_ptr<Job>> dropped;
     for (auto it = jobs_.begin(); it != jobs_.end();) {
       Job& job = *it->second;
       // The runner checks the timeout between chunks too; this catches long chunks.
@@ -256,18 +356,20 @@ void JobManager::watchdog_loop() {
       if (job.timeout_s() > 0 && started != Clock::time_point{} && !job.ended() &&
           seconds_between(started, now) > job.timeout_s())
         job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);
-      const bool ended = job.ended();
-      const auto fetched = job.fetched_at();
-      const bool expired = ended && ((fetched != Clock::time_point{} &&
-                                      seconds_between(fetched, now) > options_.fetched_ttl_s) ||
-                                     seconds_between(job.ended_at(), now) > options_.result_ttl_s);
-      if (expired) {
+      if (expired(job, now)) {
         log_event(LogLevel::kInfo, "job_expired",
-                  {{"job", it->first}, {"fetched", fetched != Clock::time_point{}}});
+                  {{"job", it->first}, {"fetched", job.fetched_at() != Clock::time_point{}}});
+        job.mark_expired();
+        dropped.push_back(std::move(it->second));
         it = jobs_.erase(it);  // streams still reading keep the job alive until they finish
       } else {
         ++it;
       }
+    }
+    if (!dropped.empty()) {
+      lock.unlock();
+      dropped.clear();
+      lock.lock();
     }
   }
 }
@@ -278,9 +380,14 @@ void JobManager::shutdown() {
     const std::lock_guard lock(mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    queued.assign(queue_.begin(), queue_.end());
+    if (!store_) queued.assign(queue_.begin(), queue_.end());
     queue_.clear();
-    for (auto& [id, job] : jobs_) job->request_cancel(v1::JOB_STATE_CANCELLED);
+    for (auto& [id, job] : jobs_) {
+      if (store_)
+        job->request_suspend();
+      else
+        job->request_cancel(v1::JOB_STATE_CANCELLED);
+    }
   }
   cv_.notify_all();
   for (auto& job : queued) job->end(v1::JOB_STATE_CANCELLED, "the server shut down", 0.0, 0);

@@ -1,7 +1,9 @@
 // The server's jobs: validation on submit, a FIFO queue served by a fixed number of worker
 // threads (max_concurrent_jobs jobs share the machine), cancellation, and a watchdog that stops
 // jobs running past their timeout and drops finished jobs whose results were fetched or have
-// waited too long.
+// waited too long. With a data directory (ServerOptions::data_dir) jobs are durable: kept in the
+// job store (service/server/job_store.hpp), found there again by the next server, which serves
+// the finished ones and runs the others again; without one they live in memory only.
 #pragma once
 
 #include <condition_variable>
@@ -60,13 +62,20 @@ class JobManager {
   // gpu_backend.hpp) and --device is not cpu.
   bool gpu_ready() const;
   // User models registered with this server (RegisterModel), which specs may name by id.
-  ModelRegistry& models() { return models_; }
+  const ModelRegistry& models() const { return models_; }
+  // Registers a model (ModelRegistry::add), in the job store too when jobs are durable.
+  std::shared_ptr<const ModelInfo> register_model(std::shared_ptr<const ModelInfo> model);
 
-  // Cancels everything, stops the workers, removes spill files (and the data directory when it
-  // was created here).
+  // Stops the workers. Memory-only jobs end cancelled (and their spill files go); durable ones
+  // stop without ending, for the next server to run again.
   void shutdown();
 
  private:
+  ParseOptions parse_options() const;
+  std::shared_ptr<Job> make_job(StoredJob record, RunSpec spec, std::int64_t stored_chunks);
+  // Reopens the job store's jobs and models (at construction).
+  void recover();
+  bool expired(const Job& job, Clock::time_point now) const;
   void worker_loop();
   void watchdog_loop();
   std::string new_job_id();
@@ -74,6 +83,7 @@ class JobManager {
   const ServerOptions options_;
   ModelRegistry models_;
   DataDir data_dir_;
+  std::shared_ptr<JobStore> store_;  // null: memory-only jobs
   int threads_per_job_ = 1;
   bool gpu_ready_ = false;
   MemoryBudget budget_;

@@ -70,26 +70,20 @@ void publish_header(Job& job, const std::string& backend) {
   job.publish(std::move(chunk), /*in_memory=*/true);
 }
 
-// Publishes what a finished slice adds to the job's results: its systems' summaries, the
-// trajectories of the recorded ones, and a progress report.
+// Publishes what a finished slice adds to the job's results, together: its systems' summaries,
+// the trajectories of the recorded ones, and a progress report.
 void publish_slice(Job& job, const SliceDone& slice) {
   const RunSpec& spec = job.spec();
+  std::vector<ResultLog::Chunk> chunks;
   if (job.system_summaries())
-    for (auto& c : summary_chunks(slice.batch, slice.results, slice.first)) {
-      ResultLog::Chunk out;
-      *out.mutable_summaries() = std::move(c);
-      job.publish(std::move(out));
-    }
-  for (auto& c : trajectory_chunks(slice.results, slice.first, spec.output)) {
-    ResultLog::Chunk out;
-    *out.mutable_trajectory() = std::move(c);
-    job.publish(std::move(out));
-  }
-  ResultLog::Chunk out;
-  v1::Progress* p = out.mutable_progress();
+    for (auto& c : summary_chunks(slice.batch, slice.results, slice.first))
+      *chunks.emplace_back().mutable_summaries() = std::move(c);
+  for (auto& c : trajectory_chunks(slice.results, slice.first, spec.output))
+    *chunks.emplace_back().mutable_trajectory() = std::move(c);
+  v1::Progress* p = chunks.emplace_back().mutable_progress();
   *p = progress_after(slice, spec.batch.count);
   job.set_progress(*p);
-  job.publish(std::move(out));
+  job.publish(std::move(chunks));
 }
 
 void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
@@ -110,6 +104,7 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
     options.slice_bytes = slice_bytes;
     options.gpu_pinned_budget = static_cast<std::size_t>(slice_bytes);  // job_memory counts it
     options.keep_trajectories = false;                                  // published slice by slice
+    options.slice_ends = job.stored_slice_ends();  // a durable job run again: as stored
     options.on_slice = [&](const SliceDone& slice) {
       steps_done = slice.steps_done;
       publish_slice(job, slice);
@@ -127,6 +122,12 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
       ResultLog::Chunk chunk;
       statistics_to_proto(out.statistics, chunk.mutable_statistics());
       job.publish(std::move(chunk));
+      if (const auto differed = job.log().replay_mismatches(); differed > 0) {
+        log_event(LogLevel::kError, "job_rerun_differs", {{"job", job.id()}, {"chunks", differed}});
+        note += (note.empty() ? "" : "; ") + std::string("run again after a restart, ") +
+                std::to_string(differed) +
+                " result chunks differed from those stored before (the stored ones are kept)";
+      }
       const double elapsed = seconds_since(start);
       job.end(v1::JOB_STATE_SUCCEEDED, note, elapsed, out.steps);
       log_event(LogLevel::kInfo, "job_succeeded",
@@ -136,6 +137,11 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
                  {"steps", out.steps},
                  {"memory_bytes", job.log().memory_bytes()},
                  {"spilled_bytes", job.log().spilled_bytes()}});
+      return;
+    }
+    if (job.suspended()) {  // the server is going down: the next one runs the job again
+      log_event(LogLevel::kInfo, "job_suspended",
+                {{"job", job.id()}, {"systems_done", out.systems_done}});
       return;
     }
     if (out.end == RunEnd::kTimedOut) job.request_cancel(v1::JOB_STATE_DEADLINE_EXCEEDED);

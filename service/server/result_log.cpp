@@ -1,10 +1,7 @@
 #include "service/server/result_log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <google/protobuf/util/message_differencer.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
 namespace ukes::server {
@@ -17,51 +14,75 @@ bool MemoryBudget::try_reserve(std::int64_t bytes) {
 }
 
 ResultLog::ResultLog(std::string spill_path, MemoryBudget& budget)
-    : spill_path_(std::move(spill_path)), budget_(budget) {}
+    : ResultLog(std::make_unique<SpillFile>(std::move(spill_path)), budget) {}
 
-ResultLog::~ResultLog() {
-  budget_.release(memory_bytes_);
-  if (spill_fd_ >= 0) {
-    ::close(spill_fd_);
-    ::unlink(spill_path_.c_str());
+ResultLog::ResultLog(std::unique_ptr<ChunkStorage> storage, MemoryBudget& budget,
+                     std::int64_t stored)
+    : storage_(std::move(storage)),
+      budget_(budget),
+      entries_(static_cast<std::size_t>(stored)),
+      produced_(stored > 0 ? 1 : 0) {}
+
+ResultLog::~ResultLog() { budget_.release(memory_bytes_); }
+
+bool ResultLog::replayed(const Chunk& chunk, std::int64_t sequence) {
+  if (sequence > static_cast<std::int64_t>(entries_.size())) return false;
+  // Progress reports carry timings, which differ from run to run; the results must not.
+  if (chunk.has_summaries() || chunk.has_trajectory() || chunk.has_statistics()) {
+    Chunk stored;
+    // Compared as messages: serializations of equal maps may differ in order.
+    if (!stored.ParseFromString(storage_->get(sequence)) ||
+        !google::protobuf::util::MessageDifferencer::Equals(stored, chunk))
+      ++replay_mismatches_;
   }
+  return true;
+}
+
+std::int64_t ResultLog::append(std::vector<Chunk> chunks, bool in_memory) {
+  const std::lock_guard lock(mu_);
+  const std::int64_t produced_before = produced_;
+  std::vector<Chunk> fresh;
+  for (Chunk& chunk : chunks) {
+    chunk.set_sequence(++produced_);
+    if (!replayed(chunk, produced_)) fresh.push_back(std::move(chunk));
+  }
+  if (fresh.empty()) return produced_;
+  // Memory keeps what the budget allows (given back if the storage fails); the storage gets
+  // every chunk or only the others.
+  std::vector<bool> kept(fresh.size());
+  std::vector<StoredChunk> out;
+  std::int64_t reserved = 0, stored = 0;
+  auto sequence = static_cast<std::int64_t>(entries_.size());
+  for (std::size_t k = 0; k < fresh.size(); ++k) {
+    ++sequence;
+    const auto bytes = static_cast<std::int64_t>(fresh[k].ByteSizeLong());
+    const bool fits = budget_.try_reserve(bytes);
+    if (!fits && in_memory) budget_.force_reserve(bytes);
+    kept[k] = fits || in_memory;
+    if (kept[k]) reserved += bytes;
+    if (kept[k] && !storage_->keeps_every_chunk()) continue;
+    out.push_back(
+        {sequence, static_cast<int>(fresh[k].payload_case()), fresh[k].SerializeAsString()});
+    stored += static_cast<std::int64_t>(out.back().data.size());
+  }
+  try {
+    storage_->put(out);
+  } catch (...) {
+    budget_.release(reserved);
+    produced_ = produced_before;
+    throw;
+  }
+  stored_bytes_ += stored;
+  memory_bytes_ += reserved;
+  for (std::size_t k = 0; k < fresh.size(); ++k)
+    entries_.push_back(kept[k] ? std::make_shared<const Chunk>(std::move(fresh[k])) : nullptr);
+  return produced_;
 }
 
 std::int64_t ResultLog::append(Chunk chunk, bool in_memory) {
-  const std::lock_guard lock(mu_);
-  const auto sequence = static_cast<std::int64_t>(entries_.size()) + 1;
-  chunk.set_sequence(sequence);
-  const auto bytes = static_cast<std::int64_t>(chunk.ByteSizeLong());
-  Entry e;
-  const bool fits = budget_.try_reserve(bytes);
-  if (fits || in_memory) {
-    if (!fits) budget_.force_reserve(bytes);
-    memory_bytes_ += bytes;
-    e.chunk = std::make_shared<const Chunk>(std::move(chunk));
-  } else {
-    if (spill_fd_ < 0) {
-      spill_fd_ = ::open(spill_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      if (spill_fd_ < 0)
-        throw std::runtime_error(std::string("cannot create the spill file: ") +
-                                 std::strerror(errno));
-    }
-    const std::string data = chunk.SerializeAsString();
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t w = ::pwrite(spill_fd_, data.data() + done, data.size() - done,
-                                 static_cast<off_t>(spill_end_ + static_cast<std::int64_t>(done)));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        throw std::runtime_error(std::string("cannot write the spill file: ") +
-                                 std::strerror(errno));
-      done += static_cast<std::size_t>(w);
-    }
-    e.offset = spill_end_;
-    e.length = static_cast<std::int64_t>(data.size());
-    spill_end_ += e.length;
-  }
-  entries_.push_back(std::move(e));
-  return sequence;
+  std::vector<Chunk> one;
+  one.push_back(std::move(chunk));
+  return append(std::move(one), in_memory);
 }
 
 std::int64_t ResultLog::size() const {
@@ -70,26 +91,15 @@ std::int64_t ResultLog::size() const {
 }
 
 std::shared_ptr<const ResultLog::Chunk> ResultLog::get(std::int64_t sequence) const {
-  Entry e;
   {
     const std::lock_guard lock(mu_);
     if (sequence < 1 || sequence > static_cast<std::int64_t>(entries_.size())) return nullptr;
-    e = entries_[static_cast<std::size_t>(sequence - 1)];
+    if (const auto& kept = entries_[static_cast<std::size_t>(sequence - 1)]) return kept;
   }
-  if (e.chunk) return e.chunk;
-  // Spilled chunks are written once and never moved: read without holding the lock.
-  std::string data(static_cast<std::size_t>(e.length), '\0');
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t r = ::pread(spill_fd_, data.data() + done, data.size() - done,
-                              static_cast<off_t>(e.offset + static_cast<std::int64_t>(done)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0)
-      throw std::runtime_error(std::string("cannot read the spill file: ") + std::strerror(errno));
-    done += static_cast<std::size_t>(r);
-  }
+  // Stored chunks are written once and never change: read without holding the lock.
   auto chunk = std::make_shared<Chunk>();
-  if (!chunk->ParseFromString(data)) throw std::runtime_error("the spill file is corrupt");
+  if (!chunk->ParseFromString(storage_->get(sequence)))
+    throw std::runtime_error("a stored result chunk is corrupt");
   return chunk;
 }
 
@@ -100,7 +110,12 @@ std::int64_t ResultLog::memory_bytes() const {
 
 std::int64_t ResultLog::spilled_bytes() const {
   const std::lock_guard lock(mu_);
-  return spill_end_;
+  return stored_bytes_;
+}
+
+std::int64_t ResultLog::replay_mismatches() const {
+  const std::lock_guard lock(mu_);
+  return replay_mismatches_;
 }
 
 }  // namespace ukes::server

@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", o.port_file, "Write the bound port here once listening");
   app.add_option("--data-dir", o.data_dir,
-                 "Directory for results beyond the memory budget (default: a private temporary "
-                 "directory, removed at exit)");
+                 "Keep jobs here (an SQLite job store): they survive restarts and kills. "
+                 "Default: jobs in memory only, results beyond the memory budget spilled to a "
+                 "private temporary directory removed at exit");
   app.add_option("--memory-budget-mb", memory_mb, "Results held in memory, all jobs together")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -216,7 +217,9 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &sig);
     log_event(LogLevel::kInfo, "stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
     server->GetHealthCheckService()->Shutdown();
-    jobs->shutdown();  // running jobs end cancelled; their streams see the JobEnd
+    // Memory-only jobs end cancelled (their streams see the JobEnd); durable ones stop without
+    // ending, for the next server on the data directory to run again.
+    jobs->shutdown();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   server->Wait();

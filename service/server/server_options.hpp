@@ -12,7 +12,8 @@ struct ServerOptions {
   std::string listen = "127.0.0.1";  // loopback unless told otherwise
   int port = 50051;                  // 0: any free port (see port_file)
   std::string port_file;             // written with the bound port once the server listens
-  // Where results beyond the memory budget are spilled; empty: a private temporary directory.
+  // Durable jobs: the job store's directory (service/server/job_store.hpp). Empty: jobs live in
+  // memory, results beyond the memory budget spill to a private temporary directory.
   std::string data_dir;
   std::int64_t memory_budget_bytes = std::int64_t{1} << 30;  // results held in memory, all jobs
   SpecLimits limits;

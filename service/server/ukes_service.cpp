@@ -300,7 +300,7 @@ grpc::Status UkesService::register_model(grpc::CallbackServerContext* context, c
       throw LimitError("definition_json",
                        "larger than " + std::to_string(kMaxDefinitionBytes) + " bytes");
     const nlohmann::json doc = parse_spec_text(request.definition_json());
-    const auto model = jobs_.models().add(user_model_from_json(doc, "definition"));
+    const auto model = jobs_.register_model(user_model_from_json(doc, "definition"));
     response.set_model_id(model_id(*model));
     model_to_proto(*model, response.mutable_model());
     log_event(LogLevel::kInfo, "model_registered",
@@ -419,7 +419,8 @@ grpc::Status UkesService::get_job(grpc::CallbackServerContext*, const std::strin
   if (!s.ok()) return s;
   response.set_job_id(job->id());
   response.set_state(job->state());
-  response.set_model(job->spec().model->name);
+  // A job that could not be run again after a restart has no parsed model.
+  if (job->spec().model != nullptr) response.set_model(job->spec().model->name);
   v1::Progress progress = job->progress();
   progress.set_systems_total(job->spec().batch.count);
   *response.mutable_progress() = progress;

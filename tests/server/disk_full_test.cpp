@@ -6,8 +6,10 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -59,14 +61,24 @@ const std::string kSmallSpec =
 
 TEST(DiskFull, TheJobThatCannotSpillFailsAndSubmitKeepsWorking) {
   const TempDir dir;
-  const fs::path data = dir.path() / "data";
-  ServerOptions o;
-  o.data_dir = data.string();
+  // The server's private directory goes there (TMPDIR restored when the test ends).
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  setenv("TMPDIR", dir.path().c_str(), 1);
+  const std::unique_ptr<const char, void (*)(const char*)> restore(old_tmpdir.c_str(),
+                                                                   [](const char* old) {
+                                                                     if (*old != '\0')
+                                                                       setenv("TMPDIR", old, 1);
+                                                                     else
+                                                                       unsetenv("TMPDIR");
+                                                                   });
+  ServerOptions o;  // no data_dir: memory-only jobs, which spill to a file
   o.memory_budget_bytes = std::int64_t{256} << 10;
   o.max_concurrent_jobs = 1;
   o.threads = 1;
   o.device = Device::kCpu;
   JobManager jobs(o);
+  const fs::path data = jobs.data_dir();
   // No spill file can be created from now on: the data directory is a regular file.
   fs::remove_all(data);
   std::ofstream(data) << "not a directory\n";

@@ -1,6 +1,9 @@
-// A --data-dir across a server killed with SIGKILL: held by one live server at a time, free again
-// once its server is dead, and cleared of the dead jobs' spill files by the next server
-// (service/server/data_dir.hpp). Jobs themselves live in memory and do not survive (README.md).
+// Durable jobs (service/server/job_store.hpp) across a server killed with SIGKILL or stopped with
+// SIGTERM and started again on the same --data-dir: finished jobs are served as they were, the
+// running and queued ones run again and give what an uninterrupted run gives, a client that
+// resumes its stream gets every chunk exactly once, cancels stay cancelled, expired jobs leave
+// nothing in the store. Also: a --data-dir belongs to one live server at a time.
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -9,23 +12,191 @@
 #include <fstream>
 #include <string>
 
-#include "tests/support/server_process.hpp"
+#include "service/server/job_store.hpp"
+#include "service_support.hpp"
 
-namespace ukes {
+namespace ukes::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ServerProcess;
 
-TEST(Restart, ADataDirOutlivesAKilledServerAndLosesItsSpillFiles) {
-  std::string tmpl = (fs::temp_directory_path() / "ukes_restart_test_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const fs::path data = fs::path(tmpl) / "data";
-  const std::vector<std::string> flags = {"--data-dir", data.string()};
+// A directory that outlives the servers of one test.
+class DataDirectory {
+ public:
+  DataDirectory() {
+    std::string tmpl = (fs::temp_directory_path() / "ukes_restart_test_XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    root_ = tmpl;
+  }
+  ~DataDirectory() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  fs::path path() const { return root_ / "data"; }
+  std::vector<std::string> flags(std::vector<std::string> more = {}) const {
+    more.insert(more.begin(), {"--data-dir", path().string()});
+    return more;
+  }
+
+ private:
+  fs::path root_;
+};
+
+// Reads a job's stream until it has `n` chunks after `resume_after`, then drops the call.
+std::vector<Chunk> read_some(ServerProcess& server, const std::string& id, std::size_t n) {
+  auto stub = make_stub(server.channel());
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::StreamJobResultsRequest request;
+  request.set_job_id(id);
+  auto reader = stub->StreamJobResults(&context, request);
+  std::vector<Chunk> out;
+  Chunk c;
+  while (out.size() < n && reader->Read(&c)) out.push_back(c);
+  context.TryCancel();
+  reader->Finish();
+  return out;
+}
+
+// Chunk for chunk the same messages (compared as messages: map fields serialize in any order).
+void expect_same_chunks(const std::vector<Chunk>& got, const std::vector<Chunk>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t k = 0; k < got.size(); ++k)
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(got[k], want[k]))
+        << "chunk " << k + 1 << " differs";
+}
+
+// Several slices of work (about two seconds on one thread), the trajectories of a few systems.
+std::string running_spec() {
+  std::string spec = long_sweep_spec(1500);
+  spec.insert(spec.rfind('}'), R"(, "output": {"samples": 21, "trajectories": [3, 700, 1499]})");
+  return spec;
+}
+
+constexpr const char* kShortSpec = R"({"model": "duffing",
+  "sweep": {"count": 300, "seed": 5, "vary": {"params.m1": {"uniform": [1.5, 2.5]}}},
+  "integrator": {"method": "rk4", "t_end": 1.0, "dt": 1e-3},
+  "output": {"samples": 11, "trajectories": [0, 7]}})";
+
+TEST(Restart, AfterKill9FinishedJobsAreServedAndTheOthersRunAgainExactlyOnce) {
+  const DataDirectory data;
+  const auto flags = data.flags({"--max-concurrent-jobs", "1", "--threads", "1"});
+  std::string finished_id, running_id, queued_id, cancelled_id;
+  std::vector<Chunk> finished_before, running_before;
   {
-    ServerProcess first(flags, testing::DataDir::kPrivate);
+    ServerProcess first(flags, DataDir::kPrivate);
+    auto stub = make_stub(first.channel());
+    const StreamResult finished = simulate(*stub, json_request(kShortSpec));
+    ASSERT_EQ(finished.end_state(), v1::JOB_STATE_SUCCEEDED);
+    finished_id = finished.job_id();
+    finished_before = finished.chunks;
+
+    running_id = submit_ok(*stub, json_request(running_spec()));
+    queued_id = submit_ok(*stub, json_request(kShortSpec));
+    cancelled_id = submit_ok(*stub, json_request(kShortSpec));
+    v1::CancelJobResponse cancelled;
+    ASSERT_TRUE(cancel_job(*stub, cancelled_id, &cancelled).ok());
+    ASSERT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
+    // A client has part of the running job's results when the server dies.
+    ASSERT_EQ(wait_running(*stub, running_id, 8).state(), v1::JOB_STATE_RUNNING);
+    running_before = read_some(first, running_id, 6);
+    ASSERT_EQ(running_before.size(), 6u);
+    ::kill(first.pid(), SIGKILL);
+    first.wait_exit(10);
+  }
+
+  ServerProcess second(flags, DataDir::kPrivate);
+  auto stub = make_stub(second.channel());
+  const auto recovered = log_events(second, "jobs_recovered");
+  ASSERT_EQ(recovered.size(), 1u) << second.log_text();
+  EXPECT_EQ(recovered[0].value("served", -1), 2);  // the finished and the cancelled job
+  EXPECT_EQ(recovered[0].value("run_again", -1), 2);
+
+  // The finished job: the very chunks it had.
+  const StreamResult finished = stream_results(*stub, finished_id);
+  expect_same_chunks(finished.chunks, finished_before);
+
+  // The running job: the client resumes after what it had, and the whole is the uninterrupted
+  // run's result with every sequence number once.
+  const StreamResult rest =
+      stream_results(*stub, running_id, running_before.back().sequence(), 120.0);
+  StreamResult whole;
+  whole.status = rest.status;
+  whole.chunks = running_before;
+  whole.chunks.insert(whole.chunks.end(), rest.chunks.begin(), rest.chunks.end());
+  expect_matches_in_process(whole, running_spec());
+  EXPECT_TRUE(log_events(second, "job_rerun_differs").empty()) << second.log_text();
+
+  // The queued job runs; the cancelled one stays cancelled.
+  expect_matches_in_process(stream_results(*stub, queued_id), kShortSpec);
+  v1::GetJobResponse cancelled;
+  ASSERT_TRUE(get_job(*stub, cancelled_id, &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
+  second.stop();
+}
+
+TEST(Restart, SigtermStopsDurableJobsWithoutEndingThemAndTheNextServerFinishesThem) {
+  const DataDirectory data;
+  const auto flags = data.flags({"--threads", "1"});
+  std::string id;
+  {
+    ServerProcess first(flags, DataDir::kPrivate);
+    auto stub = make_stub(first.channel());
+    id = submit_ok(*stub, json_request(running_spec()));
+    ASSERT_EQ(wait_running(*stub, id, 3).state(), v1::JOB_STATE_RUNNING);
+    ASSERT_EQ(::kill(first.pid(), SIGTERM), 0);
+    ASSERT_NE(first.wait_exit(10), -1);
+    EXPECT_EQ(log_events(first, "job_suspended").size(), 1u) << first.log_text();
+  }
+  ServerProcess second(flags, DataDir::kPrivate);
+  auto stub = make_stub(second.channel());
+  expect_matches_in_process(stream_results(*stub, id, 0, 120.0), running_spec());
+  second.stop();
+}
+
+TEST(Restart, ExpiredJobsLeaveNothingInTheStore) {
+  const DataDirectory data;
+  const auto flags = data.flags({"--result-ttl-s", "1"});
+  std::string id;
+  {
+    ServerProcess first(flags, DataDir::kPrivate);
+    auto stub = make_stub(first.channel());
+    const StreamResult r = simulate(*stub, json_request(kShortSpec));
+    ASSERT_EQ(r.end_state(), v1::JOB_STATE_SUCCEEDED);
+    id = r.job_id();
+    ::kill(first.pid(), SIGKILL);
+    first.wait_exit(10);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the TTL while down
+  {
+    ServerProcess second(flags, DataDir::kPrivate);
+    auto stub = make_stub(second.channel());
+    v1::GetJobResponse job;
+    EXPECT_EQ(get_job(*stub, id, &job).error_code(), grpc::StatusCode::NOT_FOUND);
+    const auto recovered = log_events(second, "jobs_recovered");
+    ASSERT_EQ(recovered.size(), 1u);
+    EXPECT_EQ(recovered[0].value("expired", -1), 1);
+    // A job that expires while the server runs goes from the store too.
+    const StreamResult r = simulate(*stub, json_request(kShortSpec));
+    ASSERT_EQ(r.end_state(), v1::JOB_STATE_SUCCEEDED);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (get_job(*stub, r.job_id(), &job).ok() && seconds_since(t0) < 10.0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(get_job(*stub, r.job_id(), &job).error_code(), grpc::StatusCode::NOT_FOUND);
+    second.stop();
+  }
+  const server::JobStore store((data.path() / server::JobStore::kFileName).string());
+  EXPECT_TRUE(store.jobs().empty());
+  EXPECT_EQ(store.chunk_count(id), 0);
+}
+
+TEST(Restart, ADataDirBelongsToOneLiveServerAndOutlivesAKilledOne) {
+  const DataDirectory data;
+  const auto flags = data.flags();
+  {
+    ServerProcess first(flags, DataDir::kPrivate);
     try {
-      ServerProcess second(flags, testing::DataDir::kPrivate);
+      ServerProcess second(flags, DataDir::kPrivate);
       ADD_FAILURE() << "two servers started on one --data-dir";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("in use by another ukes-server"), std::string::npos)
@@ -34,13 +205,13 @@ TEST(Restart, ADataDirOutlivesAKilledServerAndLosesItsSpillFiles) {
     ::kill(first.pid(), SIGKILL);
     first.wait_exit(10);
   }
-  std::ofstream(data / "j-00112233445566778899aabbccddeeff.chunks") << "a dead job's chunks";
-  ServerProcess next(flags, testing::DataDir::kPrivate);
-  EXPECT_FALSE(fs::exists(data / "j-00112233445566778899aabbccddeeff.chunks"));
+  // A spill file an older, memory-only server left there.
+  std::ofstream(data.path() / "j-00112233445566778899aabbccddeeff.chunks") << "dead chunks";
+  ServerProcess next(flags, DataDir::kPrivate);
+  EXPECT_FALSE(fs::exists(data.path() / "j-00112233445566778899aabbccddeeff.chunks"));
   EXPECT_NE(next.log_text().find("\"orphans_removed\""), std::string::npos) << next.log_text();
   next.stop();
-  fs::remove_all(tmpl);
 }
 
 }  // namespace
-}  // namespace ukes
+}  // namespace ukes::testing

@@ -1,7 +1,7 @@
 // The one run path (service/engine/engine.hpp), which `ukes run` and server jobs share: slices
 // that cover the batch in order, each handed over as it finishes, results equal to the backend's
 // run of the whole batch at once (trajectories included), slices within their memory bound, and
-// stops that keep what finished.
+// stops that keep what finished, and slices that follow given ends (a durable job run again).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +59,25 @@ TEST(RunPath, SlicesCoverTheBatchInOrderAndChangeNoNumber) {
   testing::expect_identical(out.results, whole);
   EXPECT_EQ(out.statistics.ok, 2000);
   EXPECT_EQ(out.statistics.q[0].max, ensemble_statistics(whole).q[0].max);
+}
+
+// The slices of an earlier run, reproduced: a durable server job run again after a restart
+// reproduces its stored chunks only if its slices end where they ended (service/server/).
+TEST(RunPath, GivenSliceEndsComeFirstThenSizesAdapt) {
+  const RunSpec spec = scara_sweep(2000);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e-9;  // after the given ends: 32 systems a slice
+  options.slice_ends = {5, 17, 1000};
+  std::vector<int> ends;
+  options.on_slice = [&](const SliceDone& slice) { ends.push_back(slice.systems_done); };
+  const RunOutcome out = execute(spec, options);
+  ASSERT_EQ(out.end, RunEnd::kCompleted);
+  ASSERT_GT(ends.size(), 4u);
+  EXPECT_EQ(std::vector<int>(ends.begin(), ends.begin() + 4),
+            (std::vector<int>{5, 17, 1000, 1032}));
+  EXPECT_EQ(ends.back(), 2000);
+  testing::expect_identical(out.results, whole_batch(spec));
 }
 
 TEST(RunPath, SlicesStayWithinTheirMemory) {

@@ -59,7 +59,7 @@ class SharedServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     try {
-      server_ = std::make_unique<ServerProcess>(Derived::server_args());
+      server_ = std::make_unique<ServerProcess>(Derived::server_args(), Derived::kDataDir);
     } catch (const std::exception& e) {
       start_error_ = e.what();
     }
@@ -70,6 +70,8 @@ class SharedServerTest : public ::testing::Test {
     stub_ = make_stub(server_->channel());
   }
 
+  // Where the server keeps jobs: a --data-dir (durable jobs) unless a suite says otherwise.
+  static constexpr DataDir kDataDir = DataDir::kGiven;
   static inline std::unique_ptr<ServerProcess> server_;
   static inline std::string start_error_;
   std::unique_ptr<Stub> stub_;

@@ -4,6 +4,7 @@
 // loopback refuses to start without TLS and authentication unless told --insecure. The test makes
 // its own CA and certificates with openssl.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -105,6 +106,26 @@ TEST_F(SecureServer, TokensAuthenticateAndJobsBelongToTheirSubmitter) {
   EXPECT_EQ(fetched.code, 0) << fetched.err;
   EXPECT_TRUE(fs::exists(dir_ / "alice.json"));
   EXPECT_NE(server.log_text().find("\"unauthenticated\""), std::string::npos);
+}
+
+// A durable job (--data-dir) keeps its owner across kill -9 and a restart.
+TEST_F(SecureServer, JobsKeepTheirOwnerAcrossARestart) {
+  std::vector<std::string> flags = tls_flags();
+  flags.insert(flags.end(), {"--token-file", (dir_ / "tokens").string(), "--data-dir",
+                             (dir_ / "data").string()});
+  const std::string alice = "UKES_TOKEN=" + kAliceToken, bob = "UKES_TOKEN=" + kBobToken;
+  std::string job;
+  {
+    ServerProcess first(flags, testing::DataDir::kPrivate);
+    job = submit(first, alice);
+    ASSERT_FALSE(job.empty());
+    ::kill(first.pid(), SIGKILL);
+    first.wait_exit(10);
+  }
+  ServerProcess second(flags, testing::DataDir::kPrivate);
+  EXPECT_EQ(ukes(second, "status " + job, alice).code, 0);
+  const Result r = ukes(second, "status " + job, bob);
+  EXPECT_NE(r.err.find("NOT_FOUND"), std::string::npos) << r.err;
 }
 
 TEST_F(SecureServer, ClientCertificatesAreIdentities) {

@@ -48,6 +48,16 @@ struct Jet {
   }
 
   // d c0 / d input k (zero for a jet that does not vary).
+  // *this = variable(value, k, ...), written in place (see seed, kernels/uk/constraint_form.hpp).
+  UKES_HD void set_variable(T value, int k, T rate = T(0), T half_curvature = T(0)) {
+    c0 = value;
+    c1 = rate;
+    c2 = half_curvature;
+    for (int i = 0; i < N; ++i) g[i] = T(0);
+    g[k] = T(1);
+    varies = true;
+  }
+
   UKES_HD T gradient(int k) const { return varies ? g[k] : T(0); }
 };
 

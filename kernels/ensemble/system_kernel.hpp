@@ -125,6 +125,7 @@ class SystemKernel {
 
     // A bucket model's padding (parameters, coordinates past its own) reads as zero.
     for (int k = 0; k < kP; ++k) p_[k] = k < shape.params ? T(in.params[k * in.count + i]) : T(0);
+    derive_parameters(model_, p_);
     Vec<T, kN> q, qd;
     for (int j = 0; j < kN; ++j) {
       q[j] = j < shape.n ? T(in.q0[j * in.count + i]) : T(0);

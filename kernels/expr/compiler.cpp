@@ -43,6 +43,9 @@ ProgramBuilder::ProgramBuilder(const std::map<std::string, Symbol>& symbols,
     : symbols_(symbols), intermediates_(intermediates), intermediate_uses_(intermediates.size()) {
   for (std::size_t k = 0; k < intermediates.size(); ++k)
     collect_intermediates(*intermediates[k], symbols, intermediate_uses_[k]);
+  for (const auto& [name, symbol] : symbols)
+    if (symbol.kind == Symbol::Kind::kParameter)
+      parameters_ = std::max(parameters_, symbol.index + 1);
 }
 
 void ProgramBuilder::begin_segment(Segment segment) {
@@ -95,6 +98,14 @@ int ProgramBuilder::fold_or_emit(Op op, int a, int b, int c) {
   return emit({op, a, b, c});
 }
 
+// x * x, with a difference x = b - a squared as (a - b)^2 when a is the earlier value (see the
+// header): the same bits, and one form for both orders.
+int ProgramBuilder::square(int x) {
+  const Value& v = values_[x];
+  if (v.op == Op::kSub && v.b < v.a) x = fold_or_emit(Op::kSub, v.b, v.a, -1);
+  return fold_or_emit(Op::kMul, x, x, -1);
+}
+
 int ProgramBuilder::value_of(const Node& node) {
   switch (node.kind) {
     case Node::Kind::kNumber:
@@ -127,7 +138,8 @@ int ProgramBuilder::value_of(const Node& node) {
       // x^2 is x * x: the same correctly rounded value as pow, at the cost of a multiply.
       if (node.op == Op::kPow && values_[args[1]].op == Op::kLoadConst &&
           literals_[values_[args[1]].a] == 2.0)
-        return fold_or_emit(Op::kMul, args[0], args[0], -1);
+        return square(args[0]);
+      if (node.op == Op::kMul && args[0] == args[1]) return square(args[0]);
       return fold_or_emit(node.op, args[0], args[1], args[2]);
     }
   }
@@ -154,6 +166,58 @@ int ProgramBuilder::intermediate(int k) {
   std::sort(needed.begin(), needed.end());
   for (int j : needed) intermediate_value_[at(j)] = value_of(*intermediates_[at(j)]);
   return intermediate_value_[at(k)];
+}
+
+// Replaces each value of the current segment that depends on parameters and constants alone, and
+// that a state-dependent value or a store uses, by a load of its slot in the Derived segment.
+void ProgramBuilder::hoist_parameter_values() {
+  const bool rows = segment_ == Segment::kPositionRows || segment_ == Segment::kVelocityRows;
+  const auto is_load = [](const Value& v) { return v.op <= Op::kLoadQc; };
+  const std::size_t count = values_.size();
+  constexpr int kState = -1, kLeaf = -2;  // derived[i] else: a Derived segment value
+  std::vector<int> derived(count, kState);
+  std::vector<bool> needed(count, false);
+  for (std::size_t i = 0; i < count; ++i) {
+    const Value& v = values_[i];
+    if (is_load(v)) {
+      if (v.op == Op::kLoadParam || v.op == Op::kLoadConst) derived[i] = kLeaf;
+      continue;
+    }
+    bool fixed = !(rows && v.op == Op::kDiv);
+    for (int x : {v.a, v.b, v.c})
+      if (x >= 0) fixed = fixed && derived[static_cast<std::size_t>(x)] != kState;
+    if (!fixed) {
+      for (int x : {v.a, v.b, v.c})
+        if (x >= 0) needed[static_cast<std::size_t>(x)] = true;
+      continue;
+    }
+    Value d = v;  // the same operation over the Derived segment's values
+    for (int* x : {&d.a, &d.b, &d.c}) {
+      if (*x < 0) continue;
+      const auto at = static_cast<std::size_t>(*x);
+      if (derived[at] == kLeaf) derived[at] = emit_derived(values_[at]);
+      *x = derived[at];
+    }
+    derived[i] = emit_derived(d);
+  }
+  for (const auto& [output, v] : stores_) needed[static_cast<std::size_t>(v)] = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!needed[i] || derived[i] < 0 || is_load(values_[i])) continue;
+    const int slot = parameters_ + static_cast<int>(derived_stores_.size());
+    const auto [it, added] = derived_slot_.emplace(derived[i], slot);
+    if (added && slot >= kParameterSlots) {  // no slot left: computed where it is
+      derived_slot_.erase(it);
+      continue;
+    }
+    if (added) derived_stores_.emplace_back(slot, derived[i]);
+    values_[i] = {Op::kLoadParam, it->second};
+  }
+}
+
+int ProgramBuilder::emit_derived(const Value& v) {
+  const auto [it, added] = derived_index_.emplace(v, static_cast<int>(derived_values_.size()));
+  if (added) derived_values_.push_back(v);
+  return it->second;
 }
 
 void ProgramBuilder::store(const Node& root, std::initializer_list<int> outputs) {
@@ -227,6 +291,10 @@ void ProgramBuilder::allocate_registers() {
 
 void ProgramBuilder::end_segment() {
   const int s = static_cast<int>(segment_);
+  // The model functions evaluated at every step; the initial state is computed once anyway.
+  if (segment_ != Segment::kInitialQ && segment_ != Segment::kInitialQd &&
+      segment_ != Segment::kDerived)
+    hoist_parameter_values();
   program_.begin[s] = static_cast<std::int32_t>(program_.code.size());
   allocate_registers();
   program_.end[s] = static_cast<std::int32_t>(program_.code.size());
@@ -236,6 +304,12 @@ void ProgramBuilder::end_segment() {
         true);
 }
 
-Program ProgramBuilder::finish() { return std::move(program_); }
+Program ProgramBuilder::finish() {
+  begin_segment(Segment::kDerived);
+  values_ = derived_values_;
+  stores_ = derived_stores_;
+  end_segment();
+  return std::move(program_);
+}
 
 }  // namespace ukes::expr

@@ -6,6 +6,17 @@
 // value, without pow). Arithmetic is never reordered, so a definition that mirrors a C++ model
 // gives its numbers. Registers are then assigned by liveness, so a segment needs as many as it has
 // values alive at once.
+//
+// Two rewrites give the same bits with less work per evaluation:
+// - Values of the model functions that depend on parameters and constants alone (m2 * l1 * l2,
+//   g * sin(alpha)) are hoisted into the Derived segment, computed once per system into the
+//   parameter slots after the model's own (kParameterSlots in all; past that they stay where
+//   they are). In constraint rows a division is not hoisted: rows are evaluated in Jets, whose
+//   division multiplies by the reciprocal, and hoisted it would round differently.
+// - The square of a difference has one form: (b - a)^2 is computed as (a - b)^2, for a fixed
+//   order of a and b. Both are the same number (IEEE subtraction is exactly antisymmetric and the
+//   product of two negations is exact), so the distance terms of pairs written both ways, as
+//   |q_i - q_j| and |q_j - q_i|, are computed once.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +79,9 @@ class ProgramBuilder {
   int constant(double x);
   int pool_slot(double x);
   int fold_or_emit(Op op, int a, int b, int c);
+  int square(int x);
+  void hoist_parameter_values();
+  int emit_derived(const Value& v);
   void allocate_registers();
 
   const std::map<std::string, Symbol>& symbols_;
@@ -84,6 +98,14 @@ class ProgramBuilder {
   // values refer to (literals_), and those the program holds (only the ones it loads).
   std::vector<double> literals_;
   std::unordered_map<std::uint64_t, int> literal_index_, pool_index_;
+  // The Derived segment, built across the others: hoisted values and what they need (operands
+  // index this list; hash-consed, so a value hoisted from two segments is computed once), and
+  // per hoisted value its parameter slot.
+  int parameters_ = 0;  // the model's own; derived slots follow
+  std::vector<Value> derived_values_;
+  std::unordered_map<Value, int, ValueHash> derived_index_;
+  std::unordered_map<int, int> derived_slot_;
+  std::vector<std::pair<int, int>> derived_stores_;  // (slot, derived value)
 };
 
 }  // namespace ukes::expr

@@ -22,6 +22,7 @@ DerivedRows derive(const M& model, const ModelInfo& info, const std::vector<doub
   }
   double p[kParamCount<M> > 0 ? kParamCount<M> : 1] = {};
   for (int k = 0; k < shape.params; ++k) p[k] = p0[k];
+  derive_parameters(model, p);
   const ConstraintForm<M, double> f = constraint_form<M, double>(model, q, qd, t, p);
   Mat<double, M::kN, M::kN> mass = Mat<double, M::kN, M::kN>::zero();
   Vec<double, M::kN> force = Vec<double, M::kN>::zero();

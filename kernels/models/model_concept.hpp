@@ -153,6 +153,19 @@ UKES_HD UKES_INLINE Model model_for(const Input& in) {
   }
 }
 
+// Fills the parameter slots a model derives from its parameters (p holds kParamCount<Model>,
+// its own first): a bucket model's parameter-only values, computed once per system rather than
+// in every evaluation. Built-ins derive nothing.
+template <class Model, class T>
+UKES_HD UKES_INLINE void derive_parameters(const Model& model, T* p) {
+  if constexpr (BucketModel<Model>) {
+    model.derive_parameters(p);
+  } else {
+    (void)model;
+    (void)p;
+  }
+}
+
 template <class M>
 concept CatalogueModel = requires {
   { M::kName } -> std::convertible_to<const char*>;

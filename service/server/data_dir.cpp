@@ -59,7 +59,10 @@ DataDir::DataDir(const std::string& path) {
     private_ = true;
   } else {
     path_ = path;
-    fs::create_directories(path_);
+    // It holds every user's specs and results: a directory made here is its owner's alone
+    // (mkdtemp's private directories are 0700 too).
+    if (fs::create_directories(path_))
+      fs::permissions(path_, fs::perms::owner_all, fs::perm_options::replace);
   }
   lock_fd_ = try_lock(path_);
   if (lock_fd_ < 0)

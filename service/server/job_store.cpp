@@ -1,6 +1,8 @@
 #include "service/server/job_store.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <stdexcept>
 
@@ -94,6 +96,11 @@ class JobStore::Statement {
 };
 
 JobStore::JobStore(const std::string& path) {
+  // Every user's specs and results: the owner's alone. Created here with that mode, since SQLite
+  // would create it 0644; its WAL and shared-memory files take the database's mode.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create the job store " + path);
+  ::close(fd);
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";

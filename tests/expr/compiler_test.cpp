@@ -1,13 +1,15 @@
 // What the compiler does to a definition: each subexpression computed once per segment, constant
 // subtrees folded without losing a bit (-0, NaN), intermediates only where used, and definitions
 // built to be costly (long chains of intermediates, many constants) compiled in bounded time and
-// stack. And the canonical form and content id of a definition.
+// stack; values of parameters alone computed once per system, and squares of differences in one
+// form, both without changing a bit. And the canonical form and content id of a definition.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "tests/expr/expr_support.hpp"
 
@@ -141,6 +143,77 @@ TEST(Compiler, LongSumsParseQuickly) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NO_THROW(parse_user_model(d));
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+// -a * b: parameters only, so computed in the Derived segment into the slot after a and b, which
+// the force loads; the numbers are those of the expression as written.
+TEST(Compiler, ParameterOnlyValuesAreComputedOncePerSystem) {
+  const UserModelDefinition d = force_model("-a * b * sin(x) + a * b");
+  EXPECT_EQ(count_op(d, expr::Segment::kForce, expr::Op::kNeg), 0);
+  EXPECT_EQ(count_op(d, expr::Segment::kForce, expr::Op::kMul), 1);  // (-a * b) * sin(x)
+  EXPECT_EQ(count_op(d, expr::Segment::kDerived, expr::Op::kNeg), 1);
+  EXPECT_EQ(count_op(d, expr::Segment::kDerived, expr::Op::kMul), 2);  // -a * b and a * b
+  const int s = static_cast<int>(expr::Segment::kDerived);
+  std::vector<int> slots;
+  for (int pc = d.program.begin[s]; pc < d.program.end[s]; ++pc)
+    if (d.program.code[static_cast<std::size_t>(pc)].op == static_cast<int>(expr::Op::kStore))
+      slots.push_back(d.program.code[static_cast<std::size_t>(pc)].a);
+  EXPECT_EQ(slots, (std::vector<int>{2, 3}));
+  const double x = unfolded(0.7), a = unfolded(1.5), b = unfolded(-0.5);
+  EXPECT_EQ(value_at<double>("-a * b * sin(x) + a * b", x), -a * b * std::sin(x) + a * b);
+  EXPECT_EQ(value_at<float>("-a * b * sin(x) + a * b", float(x)),
+            -float(a) * float(b) * std::sin(float(x)) + float(a) * float(b));
+}
+
+// In constraint rows (evaluated in Jets, whose division multiplies by the reciprocal) a division
+// of parameters stays in the row: hoisted, it would be correctly rounded, other bits.
+TEST(Compiler, RowsKeepTheirDivisionsOfParameters) {
+  json doc = base_definition();
+  doc["position_constraints"][0] = "x * (m / k) + y * (m * k) - 1";
+  const UserModelDefinition d = parse_user_model(doc);
+  EXPECT_EQ(count_op(d, expr::Segment::kPositionRows, expr::Op::kDiv), 1);
+  EXPECT_EQ(count_op(d, expr::Segment::kDerived, expr::Op::kMul), 1);  // m * k
+  using J = Jet<double, 2>;
+  const J x = J::variable(unfolded(0.3), 0, 0.2), y = J::variable(unfolded(-0.4), 1, 0.1);
+  const double p[] = {2.0, 3.0};
+  const J q[] = {x, y};
+  const J row =
+      run<J, double>(d, expr::Segment::kPositionRows, {q, nullptr, J(0.0), p, nullptr}, 1)[0];
+  const J want = x * (J(p[0]) / J(p[1])) + y * J(p[0] * p[1]) - J(1.0);
+  EXPECT_EQ(row.c0, want.c0);
+  EXPECT_EQ(row.c1, want.c1);
+  EXPECT_EQ(row.c2, want.c2);
+  EXPECT_EQ(row.gradient(0), want.gradient(0));
+  EXPECT_EQ(row.gradient(1), want.gradient(1));
+}
+
+// Past the parameter slots, parameter-only values stay where they are, and still give the
+// expression's numbers.
+TEST(Compiler, ParameterOnlyValuesBeyondTheSlotsStayInPlace) {
+  std::string force = "x";
+  double want = unfolded(0.5);
+  for (int k = 1; k <= 200; ++k) {
+    force += " + a * " + std::to_string(k);
+    want += unfolded(1.5) * k;
+  }
+  const UserModelDefinition d = force_model(force);
+  EXPECT_EQ(count_op(d, expr::Segment::kDerived, expr::Op::kStore), expr::kParameterSlots - 2);
+  EXPECT_EQ(count_op(d, expr::Segment::kForce, expr::Op::kMul), 200 - (expr::kParameterSlots - 2));
+  EXPECT_EQ(value_at<double>(force, 0.5), want);
+}
+
+// (x - y)^2 and (y - x)^2 are one value: the distance of a pair written both ways is computed
+// once, with the bits of either form.
+TEST(Compiler, SquaresOfDifferencesHaveOneForm) {
+  json doc = base_definition();
+  doc["force"][0] = "sqrt((x - y)^2 + k) + sqrt((y - x) * (y - x) + k) + (y - x)";
+  const UserModelDefinition d = parse_user_model(doc);
+  EXPECT_EQ(count_op(d, expr::Segment::kForce, expr::Op::kSqrt), 1);
+  EXPECT_EQ(count_op(d, expr::Segment::kForce, expr::Op::kSub), 2);  // x - y; y - x as written
+  const double x = unfolded(0.3), y = unfolded(0.7), k = 3.0;
+  const double q[] = {x, y}, p[] = {2.0, k};
+  const double got = run<double, double>(d, expr::Segment::kForce, {q, q, 0.0, p, nullptr}, 2)[0];
+  EXPECT_EQ(got, std::sqrt((x - y) * (x - y) + k) + std::sqrt((y - x) * (y - x) + k) + (y - x));
 }
 
 TEST(Canonical, TheSameDefinitionHasTheSameId) {

@@ -2,6 +2,7 @@
 // expression or one segment of a compiled definition.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,10 +45,19 @@ inline nlohmann::json base_definition() {
     "initial_state": {"q": [1, 0], "qd": [0, "k"]}})");
 }
 
-// Runs `segment` of `d` on plain numbers or jets S; returns its outputs (`count` slots).
+// Runs `segment` of `d` on plain numbers or jets S, with in.p the model's parameters (the
+// parameter-only values the segment loads are derived from them first, as a system's kernel
+// does); returns its outputs (`count` slots).
 template <class S, class T>
-std::vector<S> run(const UserModelDefinition& d, expr::Segment segment,
-                   const expr::Inputs<S, T>& in, int count) {
+std::vector<S> run(const UserModelDefinition& d, expr::Segment segment, expr::Inputs<S, T> in,
+                   int count) {
+  std::vector<T> p(expr::kParameterSlots, T(0));
+  if (in.p != nullptr) std::copy(in.p, in.p + d.parameters.size(), p.begin());
+  expr::run_segment<expr::kMaxRegisters>(
+      d.program.view(), expr::Segment::kDerived,
+      expr::Inputs<T, T>{nullptr, nullptr, T(0), p.data()},
+      [&](int k, const T& v) { p.at(static_cast<std::size_t>(k)) = v; });
+  in.p = p.data();
   std::vector<S> out(static_cast<std::size_t>(count), S(T(-12345)));
   expr::run_segment<expr::kMaxRegisters>(d.program.view(), segment, in, [&](int k, const S& v) {
     out.at(static_cast<std::size_t>(k)) = v;

@@ -39,12 +39,18 @@ void run_segment_checked(const UserModelProgram& program, expr::Segment segment,
 
 void run_every_segment(const CompiledUserModel& model) {
   const ModelShape& shape = model.program.shape;
-  const std::vector<double> p = [&] {
-    std::vector<double> v;
-    for (const auto& param : model.definition.parameters) v.push_back(param.value);
-    v.push_back(0.0);  // never empty
-    return v;
-  }();
+  // The model's parameters, then the slots of the derived ones, filled as a system's kernel does.
+  std::vector<double> p(expr::kParameterSlots, 0.0);
+  const int params = static_cast<int>(model.definition.parameters.size());
+  for (int k = 0; k < params; ++k)
+    p[static_cast<std::size_t>(k)] = model.definition.parameters[static_cast<std::size_t>(k)].value;
+  expr::run_segment<expr::kMaxRegisters>(
+      model.program.code, expr::Segment::kDerived,
+      expr::Inputs<double, double>{nullptr, nullptr, 0.0, p.data(), nullptr},
+      [&](int k, double value) {
+        UKES_FUZZ_CHECK_MSG(k >= params && k < expr::kParameterSlots, "derived slot out of range");
+        p[static_cast<std::size_t>(k)] = value;
+      });
   std::vector<double> q(static_cast<std::size_t>(shape.n), 0.3), qd(q.size(), -0.7),
       qc(q.size(), 1.1);
   const expr::Inputs<double, double> plain{q.data(), qd.data(), 0.25, p.data(), qc.data()};

@@ -94,5 +94,12 @@ TEST_F(DataDirTest, AGivenDirectoryIsOneServersAndLosesDeadJobsSpillFiles) {
   const DataDir later(given.string());  // free again once its server is gone
 }
 
+// A directory the server makes (it will hold every user's jobs) is its owner's alone.
+TEST_F(DataDirTest, ADirectoryItMakesIsTheOwnersAlone) {
+  const fs::path made = root_ / "new" / "data";
+  const DataDir dir(made.string());
+  EXPECT_EQ(fs::status(made).permissions(), fs::perms::owner_all);
+}
+
 }  // namespace
 }  // namespace ukes::server

@@ -78,6 +78,9 @@ TEST_F(JobStoreTest, WhatIsStoredComesBackAfterReopeningInOrder) {
     store.add_model("m-0", R"({"name": "zero"})");
   }
   EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
+  // Every user's specs and results: readable by the server's owner alone.
+  EXPECT_EQ(fs::status(path()).permissions() & (fs::perms::group_all | fs::perms::others_all),
+            fs::perms::none);
   JobStore store(path());
   const auto jobs = store.jobs();
   ASSERT_EQ(jobs.size(), 2u);

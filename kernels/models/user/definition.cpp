@@ -510,7 +510,11 @@ void DefinitionReader::compile() {
   segment(expr::Segment::kNonIdealForce, nonideal_, "nonideal_force");
   segment(expr::Segment::kInitialQ, q0_, "initial_state");
   segment(expr::Segment::kInitialQd, qd0_, "initial_state");
-  d_.program = b.finish();
+  try {
+    d_.program = b.finish();  // adds the Derived segment: parameter-only values
+  } catch (const expr::ExpressionError& e) {
+    throw DefinitionError(key_path(path_, "parameters"), 0, e.what(), e.limit());
+  }
 
   // The default initial state, by the program itself (the numbers a run starts from).
   std::vector<double> p;

@@ -25,8 +25,8 @@ struct UserModelProgram {
   int constant_count = 0;
 };
 
-// Parameters a user model may have: a system's kernel holds them all.
-inline constexpr int kUserParamCapacity = 128;
+// Parameters a user model may have, its derived ones included: a system's kernel holds them all.
+inline constexpr int kUserParamCapacity = expr::kParameterSlots;
 
 template <int kCapacity>
 class UserModel {
@@ -76,6 +76,14 @@ class UserModel {
     C = Vec<T, kN>::zero();
     run(expr::Segment::kNonIdealForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, &Qc_ideal[0]},
         ArrayStore<T>{&C[0]});
+  }
+
+  // Once per system, before the functions above: the values of theirs that depend on parameters
+  // alone, into p's slots after the model's parameters (kernels/expr/compiler.hpp).
+  template <class T>
+  UKES_HD void derive_parameters(T* p) const {
+    run(expr::Segment::kDerived, expr::Inputs<T, T>{nullptr, nullptr, T(0), p, nullptr},
+        ArrayStore<T>{p});
   }
 
   template <class T>

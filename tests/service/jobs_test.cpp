@@ -33,22 +33,6 @@ std::size_t files_under(const fs::path& dir) {
   return n;
 }
 
-// Reads the first `n` chunks of a job's stream, then cancels the call.
-std::vector<Chunk> read_first(const ServerProcess& server, const std::string& id, std::size_t n) {
-  auto stub = make_stub(server.channel());
-  grpc::ClientContext context;
-  set_deadline(context);
-  v1::StreamJobResultsRequest request;
-  request.set_job_id(id);
-  auto reader = stub->StreamJobResults(&context, request);
-  std::vector<Chunk> out;
-  Chunk c;
-  while (out.size() < n && reader->Read(&c)) out.push_back(c);
-  context.TryCancel();
-  reader->Finish();
-  return out;
-}
-
 // ------------------------------------------------------------------ default limits, two workers
 
 class JobsTest : public SharedServerTest<JobsTest> {

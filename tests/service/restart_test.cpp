@@ -42,22 +42,6 @@ class DataDirectory {
   fs::path root_;
 };
 
-// Reads a job's stream until it has `n` chunks after `resume_after`, then drops the call.
-std::vector<Chunk> read_some(ServerProcess& server, const std::string& id, std::size_t n) {
-  auto stub = make_stub(server.channel());
-  grpc::ClientContext context;
-  set_deadline(context);
-  v1::StreamJobResultsRequest request;
-  request.set_job_id(id);
-  auto reader = stub->StreamJobResults(&context, request);
-  std::vector<Chunk> out;
-  Chunk c;
-  while (out.size() < n && reader->Read(&c)) out.push_back(c);
-  context.TryCancel();
-  reader->Finish();
-  return out;
-}
-
 // Chunk for chunk the same messages (compared as messages: map fields serialize in any order).
 void expect_same_chunks(const std::vector<Chunk>& got, const std::vector<Chunk>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -99,7 +83,7 @@ TEST(Restart, AfterKill9FinishedJobsAreServedAndTheOthersRunAgainExactlyOnce) {
     ASSERT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
     // A client has part of the running job's results when the server dies.
     ASSERT_EQ(wait_running(*stub, running_id, 8).state(), v1::JOB_STATE_RUNNING);
-    running_before = read_some(first, running_id, 6);
+    running_before = read_first(first, running_id, 6);
     ASSERT_EQ(running_before.size(), 6u);
     ::kill(first.pid(), SIGKILL);
     first.wait_exit(10);

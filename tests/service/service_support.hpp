@@ -168,6 +168,23 @@ inline StreamResult stream_results(Stub& stub, const std::string& job_id,
   return read_all(*reader);
 }
 
+// Reads the first `n` chunks of a job's stream, then cancels the call (a client going away).
+inline std::vector<Chunk> read_first(const ServerProcess& server, const std::string& id,
+                                     std::size_t n) {
+  auto stub = make_stub(server.channel());
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::StreamJobResultsRequest request;
+  request.set_job_id(id);
+  auto reader = stub->StreamJobResults(&context, request);
+  std::vector<Chunk> out;
+  Chunk c;
+  while (out.size() < n && reader->Read(&c)) out.push_back(c);
+  context.TryCancel();
+  reader->Finish();
+  return out;
+}
+
 inline grpc::Status submit(Stub& stub, const v1::SubmitJobRequest& request,
                            v1::SubmitJobResponse* response) {
   grpc::ClientContext context;

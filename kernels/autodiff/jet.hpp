@@ -47,7 +47,6 @@ struct Jet {
     return x;
   }
 
-  // d c0 / d input k (zero for a jet that does not vary).
   // *this = variable(value, k, ...), written in place (see seed, kernels/uk/constraint_form.hpp).
   UKES_HD void set_variable(T value, int k, T rate = T(0), T half_curvature = T(0)) {
     c0 = value;
@@ -58,6 +57,7 @@ struct Jet {
     varies = true;
   }
 
+  // d c0 / d input k (zero for a jet that does not vary).
   UKES_HD T gradient(int k) const { return varies ? g[k] : T(0); }
 };
 

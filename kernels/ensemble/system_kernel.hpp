@@ -1,17 +1,20 @@
 // Integrates one system of a batch from t0 to t_end: the unit of work every backend launches
 // (a loop iteration on a CPU thread, a thread on the GPU). Everything here is __host__ __device__.
 //
-// The integration is a resumable per-system state (trivially copyable, so it can also live in
-// device memory between kernel launches) whose control logic exists once: begin() loads and
-// assembles the system; a phase other than kStep wants one evaluation f(request(y)) handed back
-// through take(); in kStep the caller proposes a trial step, evaluates its stages and hands the
-// outcome to step_result(). run() is the fused path: that loop with the right-hand side inline.
-// The staged path (kernels/staged/) drives the same state one evaluation per kernel launch.
+// The integration is a resumable per-system state machine (trivially copyable, so it can also live
+// in device memory between kernel launches) that wants one right-hand-side evaluation at a time:
+// begin() loads and assembles the system; while active(), the caller evaluates
+// f(request_time(), request_state()) and hands the derivative and its observation to take(), which
+// runs the control logic (RK stages, step acceptance, projection, sampling) up to the next
+// evaluation it wants. run() is that loop with the right-hand side inline: the CPU backend and the
+// GPU's fused kernel. The staged and warp paths (kernels/staged/) drive the same state, batching
+// each evaluation's factorizations over systems. With the right-hand side at one place, nvcc
+// inlines it once (it inlined it eleven times when the RK steps called it themselves), and
+// run<Method>() compiles one method's stage storage alone.
 //
-// Invariant between steps: (t, x) is an accepted state, k = f(t, x), and last_ holds that
-// evaluation's diagnostics (constraint values, constraint force, inconsistency). Statistics are
-// maxima over all accepted states, the initial one included. Steps end exactly on the K sample
-// times, so results do not depend on which systems record trajectories.
+// Invariant between steps: (t, x) is an accepted state and k = f(t, x). Statistics are maxima over
+// all accepted states, the initial one included, kept in the output arrays as they grow. Steps end
+// exactly on the K sample times, so results do not depend on which systems record trajectories.
 #pragma once
 
 #include "kernels/ensemble/run_settings.hpp"
@@ -27,7 +30,6 @@ class SystemKernel {
   static constexpr int kN = Model::kN;
   static constexpr int kD = 2 * kN;  // first-order state x = (q, qd)
   static constexpr int kP = kParamCount<Model>;
-  static constexpr int kR = kResidualSlots<Model>;
   using State = Vec<T, kD>;
   static constexpr int kM = kRows<Model>;
 
@@ -44,7 +46,8 @@ class SystemKernel {
   };
 
   // kInitialEval: f(t0, x0); kStepProbe: the starting-step heuristic's trial evaluation;
-  // kStep: the caller takes a trial step; kProjectedEval: f at a state just projected; kDone.
+  // kStep: a trial step's evaluations (stage_ of them taken); kProjectedEval: f at a state just
+  // projected; kDone.
   enum class Phase : int { kInitialEval, kStepProbe, kStep, kProjectedEval, kDone };
 
   static UKES_HD Observation observation_of(const DynamicsEval<Model, T>& e) {
@@ -60,43 +63,30 @@ class SystemKernel {
     }
   }
 
-  // The fused right-hand side: evaluates x' and notes the evaluation into the system.
-  struct Rhs {
-    SystemKernel& sys;
-    const DynamicsSettings<T>& settings;
-    UKES_HD void operator()(T t, const State& x, State& dx) {
-      Vec<T, kN> q, qd;
-      split(x, q, qd);
-      const DynamicsEval<Model, T> e =
-          evaluate_dynamics<Model, T>(sys.model_, q, qd, t, sys.p_, settings);
-      sys.note(observation_of(e), x);
-      derivative_of(x, e, dx);
+  // The whole integration of system i, on the method's own instantiation.
+  UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
+                          const BatchOutputView& out) {
+    if (s.method == Method::kRk4) {
+      run<Method::kRk4>(in, s, i, out);
+    } else {
+      run<Method::kDopri5>(in, s, i, out);
     }
-  };
+  }
 
+  template <Method kMethod>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     SystemKernel sys;
     sys.begin(in, s, i, out);
-    Rhs f{sys, s.dynamics};
-    while (sys.phase() != Phase::kDone) {
-      if (sys.phase() != Phase::kStep) {
-        State y, dx;
-        const T t = sys.request(y);
-        f(t, y, dx);
-        sys.take(s, out, dx);
-      } else if (sys.propose(s, out)) {
-        State y, k_new;
-        T err = T(0);
-        if (s.method == Method::kRk4) {
-          y = rk4_step(f, sys.t(), sys.x(), sys.k(), sys.h_try());
-          f(sys.step_end_time(), y, k_new);
-        } else {
-          err = dopri5_step(f, sys.t(), sys.x(), sys.k(), sys.h_try(), s.rtol, s.atol, y, k_new,
-                            sys.state_size());
-        }
-        sys.step_result(s, out, y, k_new, err);
-      }
+    while (sys.active()) {
+      const State& y = sys.request_state();
+      Vec<T, kN> q, qd;
+      split(y, q, qd);
+      const DynamicsEval<Model, T> e =
+          evaluate_dynamics<Model, T>(sys.model_, q, qd, sys.t_req_, sys.p_, s.dynamics);
+      State dx;
+      derivative_of(y, e, dx);
+      sys.template take<kMethod>(s, out, dx, observation_of(e));
     }
   }
 
@@ -109,19 +99,12 @@ class SystemKernel {
     slot_ = out.traj_slot ? out.traj_slot[i] : -1;
     phase_ = Phase::kInitialEval;
     status_ = Status::kOk;
-    for (int r = 0; r < kR; ++r) residual_max_[r] = T(0);
-    force_max_ = T(0);
-    inconsistency_max_ = T(0);
+    clear_statistics(out);
     conditioning_ = T(1);
     steps_ = 0;
     rejected_ = 0;
     mass_failed_ = false;
     last_rejected_ = false;
-    projection_.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
-    projection_.max_iterations = 10;
-    projection_.rank_rtol = rank_rtol_of(s.dynamics, model_);
-    inconsistency_tol_ =
-        s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
 
     // A bucket model's padding (parameters, coordinates past its own) reads as zero.
     for (int k = 0; k < kP; ++k) p_[k] = k < shape.params ? T(in.params[k * in.count + i]) : T(0);
@@ -133,7 +116,7 @@ class SystemKernel {
     }
     t_ = s.t0;
     if (s.assemble) {
-      ProjectionSettings<T> assembly = projection_;
+      ProjectionSettings<T> assembly = projection(s);
       assembly.max_iterations = 50;
       if (!project_positions<Model, T>(model_, q, t_, p_, assembly) ||
           !project_velocities<Model, T>(model_, q, qd, t_, p_, assembly)) {
@@ -144,114 +127,30 @@ class SystemKernel {
       x_[j] = q[j];
       x_[kN + j] = qd[j];
     }
+    want_current_state();
   }
 
-  UKES_HD Phase phase() const { return phase_; }
+  UKES_HD bool active() const { return phase_ != Phase::kDone; }
   UKES_HD const Model& model() const { return model_; }
-  // Components of the first-order state that the model has (kD but for a bucket's padding):
-  // the error norms average over these alone, as they would for a model of exactly this size.
-  UKES_HD int state_size() const { return 2 * model_shape(model_).n; }
   UKES_HD const T* params() const { return p_; }
-  UKES_HD T t() const { return t_; }
-  UKES_HD const State& x() const { return x_; }
-  UKES_HD const State& k() const { return k_; }
-  UKES_HD T h_try() const { return h_try_; }
-  // Where the trial step ends: exactly on the sample time when landing.
-  UKES_HD T step_end_time() const { return landing_ ? t_target_ : t_ + h_try_; }
+  // The evaluation wanted next (while active()).
+  UKES_HD T request_time() const { return t_req_; }
+  UKES_HD const State& request_state() const { return y_; }
 
-  // The evaluation a phase other than kStep wants: fills y, returns the time.
-  UKES_HD T request(State& y) const {
-    if (phase_ == Phase::kStepProbe) {
-      for (int j = 0; j < kD; ++j) y[j] = x_[j] + probe_h0_ * k_[j];
-      return t_ + probe_h0_;
-    }
-    y = x_;
-    return t_;
+  // Consumes dx = f(request_time(), request_state()) and its observation; moves on to the next
+  // evaluation wanted, or finishes (results written to `out`). The method is s.method: one copy
+  // of the control logic for both (the staged and warp paths).
+  UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
+                    const Observation& e) {
+    take_with(s.method, s, out, dx, e);
   }
 
-  // Records what the control logic keeps from every evaluation f(., x): its observation (except
-  // the starting-step probe's, which is no state of the trajectory) and whether some evaluation
-  // at a finite state found M not positive definite (why a trial step failed).
-  UKES_HD void note(const Observation& e, const State& x) {
-    if (phase_ != Phase::kStepProbe) last_ = e;
-    if (!e.mass_ok && all_finite(x)) mass_failed_ = true;
-  }
-
-  // Consumes the evaluation request() asked for (noted already): dx = f(request).
-  UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx) {
-    if (phase_ == Phase::kInitialEval) {
-      k_ = dx;
-      start(s, out);
-    } else if (phase_ == Phase::kStepProbe) {
-      h_ = finish_initial_step(s, dx);
-      phase_ = Phase::kStep;
-    } else if (phase_ == Phase::kProjectedEval) {
-      k_ = dx;
-      complete_step(s, out);
-    }
-  }
-
-  // kStep: decides the next trial step (h_try(), step_end_time()); false when the integration
-  // has ended (all samples reached, a failure, or the step budget), its results written.
-  UKES_HD bool propose(const RunSettings<T>& s, const BatchOutputView& out) {
-    if (!(status_ == Status::kOk && next_sample_ < s.samples)) {
-      finish(s, out);
-      return false;
-    }
-    if (steps_ + rejected_ >= s.max_steps) {
-      status_ = Status::kMaxSteps;
-      finish(s, out);
-      return false;
-    }
-    if ((steps_ + rejected_) % kStopPollInterval == 0 && stop_requested(s.cancel)) {
-      status_ = Status::kCancelled;
-      finish(s, out);
-      return false;
-    }
-    t_target_ = sample_time(s, next_sample_);
-    // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
-    landing_ = t_ + T(1.0001) * h_ >= t_target_;
-    h_try_ = landing_ ? t_target_ - t_ : h_;
-    return true;
-  }
-
-  // The proposed step's outcome: the new state y, k_new = f(step_end_time(), y) (noted last),
-  // and for DOPRI5 the error norm. Accepts or rejects; after a projection wants f at the
-  // projected state.
-  UKES_HD void step_result(const RunSettings<T>& s, const BatchOutputView& out, const State& y,
-                           const State& k_new, T err) {
-    if (s.method == Method::kDopri5) {
-      if (!(err <= T(1))) {
-        ++rejected_;
-        last_rejected_ = true;
-        const bool nonfinite = !isfinite(err);
-        h_ = h_try_ * dopri5_step_factor(err, T(0.2), T(1));
-        if (abs(h_) < h_min_) status_ = failure_status(nonfinite);
-        return;
-      }
-      const T grow = dopri5_step_factor(err, T(0.2), last_rejected_ ? T(1) : T(10));
-      // A step shortened to land on a sample says little about the next one: keep the longer.
-      h_ = landing_ ? max_of(h_, h_try_ * grow) : h_try_ * grow;
-      last_rejected_ = false;
-    }
-    t_ = landing_ ? t_target_ : t_ + h_try_;
-    x_ = y;
-    k_ = k_new;
-    ++steps_;
-    if (s.projection) {
-      Vec<T, kN> qp, qdp;
-      split(x_, qp, qdp);
-      if (project_positions<Model, T>(model_, qp, t_, p_, projection_)) {
-        project_velocities<Model, T>(model_, qp, qdp, t_, p_, projection_);
-      }
-      for (int j = 0; j < kN; ++j) {
-        x_[j] = qp[j];
-        x_[kN + j] = qdp[j];
-      }
-      phase_ = Phase::kProjectedEval;
-      return;
-    }
-    complete_step(s, out);
+  // The same for a method known at compile time (s.method must be kMethod): the constant folds
+  // through take_with, and the other method's stages and storage drop out.
+  template <Method kMethod>
+  UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
+                    const Observation& e) {
+    take_with(kMethod, s, out, dx, e);
   }
 
   UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
@@ -262,6 +161,152 @@ class SystemKernel {
   }
 
  private:
+  UKES_HD UKES_INLINE void take_with(Method method, const RunSettings<T>& s,
+                                     const BatchOutputView& out, const State& dx,
+                                     const Observation& e) {
+    // Whether some evaluation at a finite state found M not positive definite (why a trial step
+    // failed).
+    if (!e.mass_ok && all_finite(y_)) mass_failed_ = true;
+    switch (phase_) {
+      case Phase::kInitialEval:
+        k_ = dx;
+        start(s, out, e);
+        break;
+      case Phase::kStepProbe:
+        h_ = finish_initial_step(s, dx);
+        phase_ = Phase::kStep;
+        break;
+      case Phase::kProjectedEval:
+        k_ = dx;
+        complete_step(s, out, e);
+        break;
+      case Phase::kStep:
+        if (take_stage(method, s, out, dx, e)) return;
+        break;
+      case Phase::kDone:
+        return;
+    }
+    if (phase_ == Phase::kStep) propose(method, s, out);
+  }
+
+  // Components of the first-order state that the model has (kD but for a bucket's padding):
+  // the error norms average over these alone, as they would for a model of exactly this size.
+  UKES_HD int state_size() const { return 2 * model_shape(model_).n; }
+  // Where the trial step ends: exactly on the sample time when landing.
+  UKES_HD T step_end_time() const { return landing_ ? t_target_ : t_ + h_try_; }
+
+  // Below it the integration has broken down.
+  UKES_HD static T h_min(const RunSettings<T>& s) {
+    return T(10) * Epsilon<T>::value * max_of(abs(s.t_end), abs(s.t_end - s.t0));
+  }
+
+  UKES_HD ProjectionSettings<T> projection(const RunSettings<T>& s) const {
+    ProjectionSettings<T> p;
+    p.tol = s.projection_tol > T(0) ? s.projection_tol : T(1000) * Epsilon<T>::value;
+    p.max_iterations = 10;
+    p.rank_rtol = rank_rtol_of(s.dynamics, model_);
+    return p;
+  }
+
+  UKES_HD void want_current_state() {
+    y_ = x_;
+    t_req_ = t_;
+  }
+
+  // One of the trial step's evaluations is in: true while the step wants more (request set),
+  // false once the step is decided (accepted, rejected or projected).
+  UKES_HD bool take_stage(Method method, const RunSettings<T>& s, const BatchOutputView& out,
+                          const State& dx, const Observation& e) {
+    T err = T(0);  // RK4 has no error estimate
+    if (method == Method::kRk4) {
+      if (++stage_ <= Rk4Stages<T, kD>::kStageEvaluations) {
+        t_req_ = rk4_.advance(stage_, t_, h_try_, x_, k_, dx, y_);
+        // The new state is evaluated where the step ends: exactly on the sample when landing.
+        if (stage_ == Rk4Stages<T, kD>::kStageEvaluations) t_req_ = step_end_time();
+        return true;
+      }
+    } else {
+      // DOPRI5's k7 = f(t + h, y) is both the last stage and the new state's evaluation.
+      if (++stage_ <= Dopri5Stages<T, kD>::kStageEvaluations) {
+        t_req_ = dopri5_.advance(stage_, t_, h_try_, x_, k_, dx, y_);
+        return true;
+      }
+      err = dopri5_.error_norm(h_try_, s.rtol, s.atol, x_, k_, y_, dx, state_size());
+    }
+    step_result(s, out, dx, err, e);  // one call: the projection inside is inlined once
+    return false;
+  }
+
+  // kStep: starts the next trial step (its first stage wanted), or ends the integration (all
+  // samples reached, a failure, or the step budget) with its results written.
+  UKES_HD void propose(Method method, const RunSettings<T>& s, const BatchOutputView& out) {
+    if (!(status_ == Status::kOk && next_sample_ < s.samples)) {
+      finish(s, out);
+      return;
+    }
+    if (steps_ + rejected_ >= s.max_steps) {
+      status_ = Status::kMaxSteps;
+      finish(s, out);
+      return;
+    }
+    if ((steps_ + rejected_) % kStopPollInterval == 0 && stop_requested(s.cancel)) {
+      status_ = Status::kCancelled;
+      finish(s, out);
+      return;
+    }
+    t_target_ = sample_time(s, next_sample_);
+    // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
+    landing_ = t_ + T(1.0001) * h_ >= t_target_;
+    h_try_ = landing_ ? t_target_ - t_ : h_;
+    stage_ = 0;
+    if (method == Method::kRk4) {
+      t_req_ = rk4_.begin(t_, h_try_, x_, k_, y_);
+    } else {
+      t_req_ = dopri5_.begin(t_, h_try_, x_, k_, y_);
+    }
+  }
+
+  // The trial step's outcome: the new state y_, k_new = f(step_end_time(), y_) with observation
+  // e, and for DOPRI5 the error norm. Accepts or rejects; after a projection wants f at the
+  // projected state.
+  UKES_HD void step_result(const RunSettings<T>& s, const BatchOutputView& out, const State& k_new,
+                           T err, const Observation& e) {
+    if (s.method == Method::kDopri5) {
+      if (!(err <= T(1))) {
+        ++rejected_;
+        last_rejected_ = true;
+        const bool nonfinite = !isfinite(err);
+        h_ = h_try_ * dopri5_step_factor(err, T(0.2), T(1));
+        if (abs(h_) < h_min(s)) status_ = failure_status(nonfinite);
+        return;
+      }
+      const T grow = dopri5_step_factor(err, T(0.2), last_rejected_ ? T(1) : T(10));
+      // A step shortened to land on a sample says little about the next one: keep the longer.
+      h_ = landing_ ? max_of(h_, h_try_ * grow) : h_try_ * grow;
+      last_rejected_ = false;
+    }
+    t_ = landing_ ? t_target_ : t_ + h_try_;
+    x_ = y_;
+    k_ = k_new;
+    ++steps_;
+    if (s.projection) {
+      Vec<T, kN> qp, qdp;
+      split(x_, qp, qdp);
+      const ProjectionSettings<T> settings = projection(s);
+      if (project_positions<Model, T>(model_, qp, t_, p_, settings)) {
+        project_velocities<Model, T>(model_, qp, qdp, t_, p_, settings);
+      }
+      for (int j = 0; j < kN; ++j) {
+        x_[j] = qp[j];
+        x_[kN + j] = qdp[j];
+      }
+      phase_ = Phase::kProjectedEval;
+      want_current_state();
+      return;
+    }
+    complete_step(s, out, e);
+  }
+
   UKES_HD static bool all_finite(const State& x) {
     for (int j = 0; j < kD; ++j)
       if (!isfinite(x[j])) return false;
@@ -284,11 +329,10 @@ class SystemKernel {
   }
 
   // After f(t0, x0): observe the initial state, choose the first step size.
-  UKES_HD void start(const RunSettings<T>& s, const BatchOutputView& out) {
-    if (status_ == Status::kOk) observe(s, out, 0);
+  UKES_HD void start(const RunSettings<T>& s, const BatchOutputView& out, const Observation& e) {
+    if (status_ == Status::kOk) observe(s, out, 0, e);
     next_sample_ = 1;
     const T span = s.t_end - s.t0;
-    h_min_ = T(10) * Epsilon<T>::value * max_of(abs(s.t_end), abs(span));
     h_ = s.dt;
     if (s.method == Method::kRk4 && !(h_ > T(0))) h_ = span / T(1000);
     phase_ = Phase::kStep;
@@ -312,6 +356,8 @@ class SystemKernel {
     probe_h0_ = min_of(h0, s.t_end - t_);
     probe_d1_ = d1;
     phase_ = Phase::kStepProbe;
+    for (int j = 0; j < kD; ++j) y_[j] = x_[j] + probe_h0_ * k_[j];
+    t_req_ = t_ + probe_h0_;
   }
 
   // Second half, given k1 = f(t + h0, x + h0 k).
@@ -328,16 +374,26 @@ class SystemKernel {
     return min_of(T(100) * probe_h0_, h1);
   }
 
-  // An accepted step is complete once k = f(t, x) and last_ describe the new state.
-  UKES_HD void complete_step(const RunSettings<T>& s, const BatchOutputView& out) {
-    observe(s, out, landing_ ? next_sample_ : -1);
+  // An accepted step is complete once k = f(t, x) and e describe the new state.
+  UKES_HD void complete_step(const RunSettings<T>& s, const BatchOutputView& out,
+                             const Observation& e) {
+    observe(s, out, landing_ ? next_sample_ : -1, e);
     mass_failed_ = false;
     if (landing_) ++next_sample_;
     phase_ = Phase::kStep;
   }
 
-  UKES_HD void observe(const RunSettings<T>& s, const BatchOutputView& out, int sample) {
-    const Observation& e = last_;
+  // The statistics' maxima accumulate in `out` itself, as exact doubles of T: held by the system
+  // they would stay live through every right-hand side (on the GPU, registers or spills).
+  UKES_HD void clear_statistics(const BatchOutputView& out) const {
+    const int c = out.count, slots = model_shape(model_).residual_slots();
+    for (int r = 0; r < slots; ++r) out.residual_max[r * c + i_] = 0.0;
+    out.force_max[i_] = 0.0;
+    out.inconsistency_max[i_] = 0.0;
+  }
+
+  UKES_HD void observe(const RunSettings<T>& s, const BatchOutputView& out, int sample,
+                       const Observation& e) {
     if (!all_finite(x_)) {
       status_ = failure_status(true);
     } else if (!e.mass_ok) {
@@ -348,21 +404,25 @@ class SystemKernel {
     // Slots: |phi| rows, then |phid| rows, then |psi| rows (batch_layout.hpp).
     const ModelShape shape = model_shape(model_);
     const int mp = shape.position_rows;
+    const int c = out.count;
+    double* rmax = out.residual_max + i_;
     for (int r = 0; r < mp; ++r) {
-      residual_max_[r] = max_of(residual_max_[r], abs(e.value[r]));
-      residual_max_[mp + r] = max_of(residual_max_[mp + r], abs(e.rate[r]));
+      rmax[r * c] = max_of(rmax[r * c], double(abs(e.value[r])));
+      rmax[(mp + r) * c] = max_of(rmax[(mp + r) * c], double(abs(e.rate[r])));
     }
     for (int r = mp; r < shape.rows(); ++r) {
-      residual_max_[mp + r] = max_of(residual_max_[mp + r], abs(e.value[r]));
+      rmax[(mp + r) * c] = max_of(rmax[(mp + r) * c], double(abs(e.value[r])));
     }
-    force_max_ = max_of(force_max_, norm2(e.Qc));
-    inconsistency_max_ = max_of(inconsistency_max_, e.inconsistency);
-    if (e.inconsistency > inconsistency_tol_ * (T(1) + e.rhs_norm)) status_ = Status::kInconsistent;
-    if (sample >= 0 && slot_ >= 0) record(s, out, sample);
+    out.force_max[i_] = max_of(out.force_max[i_], double(norm2(e.Qc)));
+    out.inconsistency_max[i_] = max_of(out.inconsistency_max[i_], double(e.inconsistency));
+    const T inconsistency_tol =
+        s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
+    if (e.inconsistency > inconsistency_tol * (T(1) + e.rhs_norm)) status_ = Status::kInconsistent;
+    if (sample >= 0 && slot_ >= 0) record(s, out, sample, e);
   }
 
-  UKES_HD void record(const RunSettings<T>& s, const BatchOutputView& out, int sample) const {
-    const Observation& e = last_;
+  UKES_HD void record(const RunSettings<T>& s, const BatchOutputView& out, int sample,
+                      const Observation& e) const {
     const ModelShape shape = model_shape(model_);
     const int n = shape.n, mp = shape.position_rows, slots = shape.residual_slots();
     const long base = (static_cast<long>(slot_) * s.samples + sample);
@@ -391,9 +451,6 @@ class SystemKernel {
       out.q[j * c + i_] = double(x_[j]);
       out.qd[j * c + i_] = double(x_[kN + j]);
     }
-    for (int r = 0; r < slots; ++r) out.residual_max[r * c + i_] = double(residual_max_[r]);
-    out.force_max[i_] = double(force_max_);
-    out.inconsistency_max[i_] = double(inconsistency_max_);
     out.steps[i_] = steps_;
     out.rejected[i_] = rejected_;
     // Samples a failed system never reached are NaN, never stale memory.
@@ -419,22 +476,20 @@ class SystemKernel {
   T t_;
   State x_;
   State k_;
-  Observation last_;  // of the evaluation at the last accepted state (or the last trial stage)
+  T t_req_;  // the evaluation wanted next: f(t_req_, y_)
+  State y_;
+  int stage_;  // the trial step's evaluations taken so far
+  Rk4Stages<T, kD> rk4_;
+  Dopri5Stages<T, kD> dopri5_;
   bool mass_failed_;
   int next_sample_;
   T h_;      // step size for the next trial step
-  T h_min_;  // below it the integration has broken down
   T h_try_;  // the proposed trial step
   T t_target_;
   bool landing_;
   bool last_rejected_;
   T probe_h0_, probe_d1_;  // the starting-step heuristic between its two halves
-  T residual_max_[kR > 0 ? kR : 1];
-  T force_max_;
-  T inconsistency_max_;
-  T inconsistency_tol_;
-  T conditioning_;  // of the constraint Jacobian at the last accepted state
-  ProjectionSettings<T> projection_;
+  T conditioning_;         // of the constraint Jacobian at the last accepted state
   std::int64_t steps_;
   std::int64_t rejected_;
 };

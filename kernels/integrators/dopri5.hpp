@@ -26,41 +26,86 @@ inline constexpr double e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920,
                         e5 = -17253.0 / 339200, e6 = 22.0 / 525, e7 = -1.0 / 40;
 }  // namespace dopri5
 
-// One trial step from (t, x) with k1 = f(t, x). Fills the 5th-order solution y, its derivative
-// k7 = f(t + h, y), and returns the scaled RMS error norm (accept when <= 1) over the first
-// `size` components (a bucket model's padding is not part of its state). A non-finite stage
-// yields a non-finite norm, which the caller treats as a rejection.
+// One trial step taken one evaluation at a time, so that a caller can evaluate the right-hand side
+// at a single place (SystemKernel, kernels/ensemble/system_kernel.hpp). begin() gives the input of
+// k2; advance() takes evaluation e's derivative (1: k2, ..., 5: k6) and gives the input of the
+// next, the 5th-order solution y after k6. Once k7 = f(t + h, y) is known, error_norm() gives the
+// scaled RMS error norm (accept when <= 1) over the first `size` components (a bucket model's
+// padding is not part of its state). A non-finite stage yields a non-finite norm, which the
+// caller treats as a rejection.
+template <class T, int D>
+struct Dopri5Stages {
+  static constexpr int kStageEvaluations = 5;  // k2 .. k6; then k7 at the new state
+  Vec<T, D> k2, k3, k4, k5, k6;
+
+  UKES_HD T begin(T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, Vec<T, D>& z) const {
+    using namespace dopri5;
+    for (int i = 0; i < D; ++i) z[i] = x[i] + h * T(a21) * k1[i];
+    return t + T(c2) * h;
+  }
+
+  // Returns the time of the next input (after k6: t + h, where y lies).
+  UKES_HD T advance(int e, T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, const Vec<T, D>& dx,
+                    Vec<T, D>& z) {
+    using namespace dopri5;
+    switch (e) {
+      case 1:
+        k2 = dx;
+        for (int i = 0; i < D; ++i) z[i] = x[i] + h * (T(a31) * k1[i] + T(a32) * k2[i]);
+        return t + T(c3) * h;
+      case 2:
+        k3 = dx;
+        for (int i = 0; i < D; ++i)
+          z[i] = x[i] + h * (T(a41) * k1[i] + T(a42) * k2[i] + T(a43) * k3[i]);
+        return t + T(c4) * h;
+      case 3:
+        k4 = dx;
+        for (int i = 0; i < D; ++i)
+          z[i] = x[i] + h * (T(a51) * k1[i] + T(a52) * k2[i] + T(a53) * k3[i] + T(a54) * k4[i]);
+        return t + T(c5) * h;
+      case 4:
+        k5 = dx;
+        for (int i = 0; i < D; ++i)
+          z[i] = x[i] + h * (T(a61) * k1[i] + T(a62) * k2[i] + T(a63) * k3[i] + T(a64) * k4[i] +
+                             T(a65) * k5[i]);
+        return t + h;
+      default:
+        k6 = dx;
+        for (int i = 0; i < D; ++i)
+          z[i] = x[i] + h * (T(a71) * k1[i] + T(a73) * k3[i] + T(a74) * k4[i] + T(a75) * k5[i] +
+                             T(a76) * k6[i]);
+        return t + h;
+    }
+  }
+
+  UKES_HD T error_norm(T h, T rtol, T atol, const Vec<T, D>& x, const Vec<T, D>& k1,
+                       const Vec<T, D>& y, const Vec<T, D>& k7, int size = D) const {
+    using namespace dopri5;
+    T sum = T(0);
+    for (int i = 0; i < D; ++i) {
+      const T err = h * (T(e1) * k1[i] + T(e3) * k3[i] + T(e4) * k4[i] + T(e5) * k5[i] +
+                         T(e6) * k6[i] + T(e7) * k7[i]);
+      const T scale = atol + rtol * max_of(abs(x[i]), abs(y[i]));
+      sum += square(err / scale);
+    }
+    return sqrt(sum / T(size > 0 ? size : 1));
+  }
+};
+
+// One trial step from (t, x) with k1 = f(t, x): the 5th-order solution y, its derivative
+// k7 = f(t + h, y), and the error norm (Dopri5Stages::error_norm).
 template <class T, int D, class F>
 UKES_HD T dopri5_step(F& f, T t, const Vec<T, D>& x, const Vec<T, D>& k1, T h, T rtol, T atol,
                       Vec<T, D>& y, Vec<T, D>& k7, int size = D) {
-  using namespace dopri5;
-  Vec<T, D> k2, k3, k4, k5, k6, z;
-  for (int i = 0; i < D; ++i) z[i] = x[i] + h * T(a21) * k1[i];
-  f(t + T(c2) * h, z, k2);
-  for (int i = 0; i < D; ++i) z[i] = x[i] + h * (T(a31) * k1[i] + T(a32) * k2[i]);
-  f(t + T(c3) * h, z, k3);
-  for (int i = 0; i < D; ++i) z[i] = x[i] + h * (T(a41) * k1[i] + T(a42) * k2[i] + T(a43) * k3[i]);
-  f(t + T(c4) * h, z, k4);
-  for (int i = 0; i < D; ++i)
-    z[i] = x[i] + h * (T(a51) * k1[i] + T(a52) * k2[i] + T(a53) * k3[i] + T(a54) * k4[i]);
-  f(t + T(c5) * h, z, k5);
-  for (int i = 0; i < D; ++i)
-    z[i] = x[i] +
-           h * (T(a61) * k1[i] + T(a62) * k2[i] + T(a63) * k3[i] + T(a64) * k4[i] + T(a65) * k5[i]);
-  f(t + h, z, k6);
-  for (int i = 0; i < D; ++i)
-    y[i] = x[i] +
-           h * (T(a71) * k1[i] + T(a73) * k3[i] + T(a74) * k4[i] + T(a75) * k5[i] + T(a76) * k6[i]);
-  f(t + h, y, k7);
-
-  T sum = T(0);
-  for (int i = 0; i < D; ++i) {
-    const T err = h * (T(e1) * k1[i] + T(e3) * k3[i] + T(e4) * k4[i] + T(e5) * k5[i] +
-                       T(e6) * k6[i] + T(e7) * k7[i]);
-    const T scale = atol + rtol * max_of(abs(x[i]), abs(y[i]));
-    sum += square(err / scale);
+  Dopri5Stages<T, D> stages{};  // zeroed: GCC cannot tell that the loop sets k2 .. k6 in order
+  Vec<T, D> dx;
+  T te = stages.begin(t, h, x, k1, y);
+  for (int e = 1; e <= Dopri5Stages<T, D>::kStageEvaluations; ++e) {
+    f(te, y, dx);
+    te = stages.advance(e, t, h, x, k1, dx, y);
   }
-  return sqrt(sum / T(size > 0 ? size : 1));
+  f(te, y, k7);
+  return stages.error_norm(h, rtol, atol, x, k1, y, k7, size);
 }
 
 // Step-size factor from an error norm (Hairer's safety factor 0.9, exponent 1/5), clamped to

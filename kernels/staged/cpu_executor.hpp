@@ -108,7 +108,7 @@ class CpuStagedExecutor {
   int active() const { return active_; }
 
  private:
-  std::vector<StagedSystem<Model, T>> systems_;
+  std::vector<SystemKernel<Model, T>> systems_;
   std::vector<StageScratch<Model, T>> scratch_;
   std::vector<T> mass_;
   std::vector<int> mass_info_;

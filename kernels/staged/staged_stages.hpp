@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstddef>
 
-#include "kernels/staged/staged_system.hpp"
+#include "kernels/ensemble/system_kernel.hpp"
 #include "kernels/uk/dynamics.hpp"
 
 namespace ukes {
@@ -37,7 +37,7 @@ struct StagedWorkspace {
   static constexpr int kS = kM < kN ? kM : kN;  // singular values per system
 
   int count = 0;
-  StagedSystem<Model, T>* systems = nullptr;  // [count]
+  SystemKernel<Model, T>* systems = nullptr;  // [count]
   StageScratch<Model, T>* scratch = nullptr;  // [count]
   T* mass = nullptr;         // [count][n x n], column-major: M in, its factor L (lower) out
   int* mass_info = nullptr;  // [count]: 0 when M was factored (potrfBatched's info)
@@ -111,7 +111,7 @@ UKES_HD inline void count_active(int* counter) {
 template <class Model, class T>
 UKES_HD void stage_begin(const StagedWorkspace<Model, T>& ws, const BatchInputView& in,
                          const RunSettings<T>& s, const BatchOutputView& out, int i) {
-  StagedSystem<Model, T>& sys = ws.systems[i];
+  SystemKernel<Model, T>& sys = ws.systems[i];
   sys.begin(in, s, i, out);
   if (sys.active()) count_active(ws.active);
 }
@@ -122,7 +122,7 @@ UKES_HD void stage_begin(const StagedWorkspace<Model, T>& ws, const BatchInputVi
 template <class Model, class T>
 UKES_HD void stage_assemble(const StagedWorkspace<Model, T>& ws, const RunSettings<T>& s, int i) {
   constexpr int n = Model::kN;
-  const StagedSystem<Model, T>& sys = ws.systems[i];
+  const SystemKernel<Model, T>& sys = ws.systems[i];
   Mat<T, n, n> M = Mat<T, n, n>::identity();
   if (sys.active()) {
     StageScratch<Model, T>& sc = ws.scratch[i];
@@ -176,7 +176,7 @@ UKES_HD void stage_combine(const StagedWorkspace<Model, T>& ws, const RunSetting
   constexpr int n = Model::kN;
   constexpr int m = kRows<Model>;
   using Kernel = SystemKernel<Model, T>;
-  StagedSystem<Model, T>& sys = ws.systems[i];
+  SystemKernel<Model, T>& sys = ws.systems[i];
   if (!sys.active()) return;
   const StageScratch<Model, T>& sc = ws.scratch[i];
   const typename Kernel::State& x = sys.request_state();

@@ -123,7 +123,7 @@ UKES_HD bool definite_at_working_precision(const Mat<T, N, N>& M, const Mat<T, N
 }
 
 // Hands the prescribed force the ideal constraint force of the original mass when the solve runs
-// on the augmented one (uk_solve_semidefinite): the two differ by s A^T b.
+// on the augmented one (factor_mass_or_augmented): the two differ by s A^T b.
 template <class T, int N, class NonIdeal>
 struct ShiftedNonIdeal {
   static constexpr bool kActive = NonIdeal::kActive;
@@ -135,20 +135,23 @@ struct ShiftedNonIdeal {
   }
 };
 
-// M only positive semi-definite (a massless coordinate; Udwadia & Phohomsiri, Proc. R. Soc. A
-// 462, 2006): while [M; A] has full column rank the constrained acceleration is still unique.
-// The ideal constraint force M qdd - Q lies in range(A^T) and A qdd = b, so adding s A^T A qdd =
-// s A^T b to the equation of motion gives (M + s A^T A) qdd = Q + A^T (lambda + s b): the same UK
-// problem for the mass M + s A^T A, positive definite exactly when [M; A] has full column rank
-// (s > 0 only balances the units). Called only where M is not definite at working precision, so
-// the positive definite path keeps its rounding; kept out of line, off that path's registers.
-template <class T, int N, int M, class NonIdeal, class Block>
-UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
-    const Mat<T, N, N>& mass, const Vec<T, N>& Q, const Mat<T, M, N>& A, const Vec<T, M>& b,
-    const NonIdeal& nonideal, T rank_rtol, Block block) {
+// When M is only positive semi-definite (a massless coordinate; Udwadia & Phohomsiri, Proc. R.
+// Soc. A 462, 2006) the constrained acceleration is still unique while [M; A] has full column rank.
+// The ideal constraint force M qdd - Q lies in range(A^T) and A qdd = b, so adding
+// s A^T A qdd = s A^T b to the equation of motion gives (M + s A^T A) qdd = Q + A^T (lambda + s b):
+// the same UK problem for the mass M + s A^T A, positive definite exactly when [M; A] has full
+// column rank (s > 0 only balances the units). Sets `shift` to s, or to 0 when M itself is
+// definite at working precision (the augmented mass is then never formed, and that path keeps its
+// rounding), and L to the factor of the mass the solve uses. Returns false when neither mass is
+// positive definite.
+template <class T, int N, int M>
+UKES_HD bool factor_mass_or_augmented(const Mat<T, N, N>& mass, const Mat<T, M, N>& A,
+                                      CholeskyFactor<T, N>& L, T& shift) {
+  shift = T(0);
+  if (cholesky(mass, L) && definite_at_working_precision(mass, L.L)) return true;
   if constexpr (M == 0) {
-    (void)mass, (void)Q, (void)A, (void)b, (void)nonideal, (void)rank_rtol, (void)block;
-    return uk_mass_failure<T, N>();
+    (void)A;
+    return false;
   } else {
     const Mat<T, N, N> AtA = transpose(A) * A;
     T mass_scale = T(0), rows_scale = T(0);
@@ -156,36 +159,43 @@ UKES_HD UKES_NOINLINE UkSolution<T, N> uk_solve_semidefinite(
       mass_scale = max_of(mass_scale, abs(mass(j, j)));
       rows_scale = max_of(rows_scale, AtA(j, j));
     }
-    const T s = mass_scale > T(0) && rows_scale > T(0) ? mass_scale / rows_scale : T(1);
+    const T ratio = mass_scale > T(0) && rows_scale > T(0) ? mass_scale / rows_scale : T(1);
+    shift = ratio > T(0) && isfinite(ratio) ? ratio : T(1);  // nonzero: says the mass is augmented
     Mat<T, N, N> augmented = mass;
     for (int i = 0; i < N; ++i)
-      for (int j = 0; j < N; ++j) augmented(i, j) += s * AtA(i, j);
-    CholeskyFactor<T, N> L;
-    if (!cholesky(augmented, L)) return uk_mass_failure<T, N>();
-    UkSolution<T, N> sol;
-    sol.a = cholesky_solve(L, Q);  // the augmented system's: M^-1 Q does not exist
-    const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, s * transpose_times(A, b)};
-    const auto Bp = make_pinv(right_solve_lower_transpose(L, A), rank_rtol, block);
-    uk_finish(L, A, b, Bp, shifted, sol);
-    // The forces on the original mass: the total is M qdd - Q whatever the split.
-    sol.Qc_ideal = mass * sol.qdd - Q - sol.Qc_nonideal;
-    return sol;
+      for (int j = 0; j < N; ++j) augmented(i, j) += shift * AtA(i, j);
+    return cholesky(augmented, L);
   }
 }
 
+// The semi-definite case runs inline on the definite path's code rather than in a function of its
+// own: a call passes M, Q, A and b through memory, and that took 424 B of stack frame and about 20
+// registers from every right-hand side on the GPU (ptxas, scara FP64), definite or not.
 template <class T, int N, int M, class NonIdeal, class Block = FullBlock>
 UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   const Mat<T, M, N>& A, const Vec<T, M>& b,
                                   const NonIdeal& nonideal,
                                   T rank_rtol = default_rank_rtol<T>(M, N), Block block = {}) {
   CholeskyFactor<T, N> L;
-  if (!cholesky(mass, L) || !definite_at_working_precision(mass, L.L))
-    return uk_solve_semidefinite(mass, Q, A, b, nonideal, rank_rtol, block);
+  T shift;
+  if (!factor_mass_or_augmented(mass, A, L, shift)) return uk_mass_failure<T, N>();
   UkSolution<T, N> s;
-  s.a = cholesky_solve(L, Q);
+  s.a = cholesky_solve(L, Q);  // with the augmented mass, its a: M^-1 Q does not exist
   if constexpr (M > 0) {
     const auto Bp = make_pinv(right_solve_lower_transpose(L, A), rank_rtol, block);
-    uk_finish(L, A, b, Bp, nonideal, s);
+    if constexpr (NonIdeal::kActive) {
+      if (shift != T(0)) {
+        const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, shift * transpose_times(A, b)};
+        uk_finish(L, A, b, Bp, shifted, s);
+      } else {
+        uk_finish(L, A, b, Bp, nonideal, s);
+      }
+    } else {
+      uk_finish(L, A, b, Bp, nonideal, s);
+    }
+    // The ideal force on the original mass: (M + s A^T A) qdd = Q + Qc_ideal + Qc_nonideal gives
+    // M qdd - Q - Qc_nonideal = Qc_ideal - s A^T A qdd (without M, which need not stay live).
+    if (shift != T(0)) s.Qc_ideal = s.Qc_ideal - shift * transpose_times(A, A * s.qdd);
   } else {
     (void)rank_rtol, (void)block;
     uk_finish(L, A, b, NoPseudoInverse{}, nonideal, s);

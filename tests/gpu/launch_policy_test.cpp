@@ -5,56 +5,39 @@
 #include <gtest/gtest.h>
 
 #include "kernels/models/catalogue.hpp"
+#include "kernels/models/user/buckets.hpp"
 
 namespace ukes {
 namespace {
 
 template <class Model>
-GpuPath automatic_path(Precision p) {
-  return choose_gpu_path(GpuPath::kAuto, Model::kN, kRows<Model>, p);
+GpuPath automatic_path() {
+  return choose_gpu_path(GpuPath::kAuto, Model::kN, kRows<Model>);
 }
 
-TEST(LaunchPolicy, SmallSystemsRunOnAThreadLargerOnesOnAWarpInFp64) {
-  EXPECT_EQ(automatic_path<models::Duffing>(Precision::kFp64), GpuPath::kFused);
-  EXPECT_EQ(automatic_path<models::Scara>(Precision::kFp64), GpuPath::kFused);
-  EXPECT_EQ(automatic_path<models::FourBar>(Precision::kFp64), GpuPath::kWarp);  // n = 9
-  EXPECT_EQ(automatic_path<models::Swarm>(Precision::kFp64), GpuPath::kWarp);    // n = 10
-  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 8, 8, Precision::kFp64), GpuPath::kFused);
-  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 9, 8, Precision::kFp64), GpuPath::kWarp);
+// The performance model predicts the fused kernel ahead of the warp path for every catalogue
+// model (scripts/perf_model.py --check, ctest PerfModel.PolicyFollowsTheModel).
+#define UKES_EXPECT_FUSED(name, Type) EXPECT_EQ(automatic_path<models::Type>(), GpuPath::kFused);
+TEST(LaunchPolicy, EveryCatalogueModelRunsOnTheFusedKernel){UKES_CATALOGUE(UKES_EXPECT_FUSED)}
+#undef UKES_EXPECT_FUSED
+
+TEST(LaunchPolicy, TheFusedKernelTakesWhatTheLargestUserBucketHolds) {
+  EXPECT_EQ(kFusedMaxDimension, kMaxGpuUserBucket);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 16, 16), GpuPath::kFused);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 17, 4), GpuPath::kCusolver);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 4, 17), GpuPath::kCusolver);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 32, 32), GpuPath::kCusolver);
 }
 
-TEST(LaunchPolicy, TheLargestSystemsGoToCusolver) {
-  for (Precision p : {Precision::kFp64, Precision::kFp32}) {
-    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 16, 16, p), GpuPath::kWarp);
-    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 17, 4, p), GpuPath::kCusolver);
-    EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 32, 32, p), GpuPath::kCusolver);
-  }
-}
-
-TEST(LaunchPolicy, Fp32HalvesTheRegistersSoLargerSystemsStayOnAThread) {
-  EXPECT_EQ(automatic_path<models::FourBar>(Precision::kFp32), GpuPath::kFused);
-  EXPECT_EQ(automatic_path<models::Swarm>(Precision::kFp32), GpuPath::kFused);
-  EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 12, 12, Precision::kFp32), GpuPath::kWarp);
+TEST(LaunchPolicy, TheWarpPathRunsOnlyWhenAskedFor) {
+  for (int n = 1; n <= 32; ++n)
+    EXPECT_NE(choose_gpu_path(GpuPath::kAuto, n, n), GpuPath::kWarp) << "n = " << n;
+  EXPECT_EQ(choose_gpu_path(GpuPath::kWarp, 2, 1), GpuPath::kWarp);
 }
 
 TEST(LaunchPolicy, AnExplicitPathIsKept) {
-  EXPECT_EQ(choose_gpu_path(GpuPath::kCusolver, 2, 1, Precision::kFp64), GpuPath::kCusolver);
-  EXPECT_EQ(choose_gpu_path(GpuPath::kFused, 10, 10, Precision::kFp64), GpuPath::kFused);
-  EXPECT_EQ(choose_gpu_path(GpuPath::kWarp, 2, 1, Precision::kFp32), GpuPath::kWarp);
-}
-
-// Thread, then warp, then cuSOLVER as n = m grows, never back.
-TEST(LaunchPolicy, TheSwitchIsMonotoneInSize) {
-  auto order = [](GpuPath p) { return p == GpuPath::kFused ? 0 : p == GpuPath::kWarp ? 1 : 2; };
-  for (Precision p : {Precision::kFp64, Precision::kFp32}) {
-    int last = 0;
-    for (int n = 1; n <= 32; ++n) {
-      const int now = order(choose_gpu_path(GpuPath::kAuto, n, n, p));
-      EXPECT_GE(now, last) << "n = " << n;
-      last = now;
-    }
-    EXPECT_EQ(last, 2);
-  }
+  EXPECT_EQ(choose_gpu_path(GpuPath::kCusolver, 2, 1), GpuPath::kCusolver);
+  EXPECT_EQ(choose_gpu_path(GpuPath::kFused, 20, 10), GpuPath::kFused);
 }
 
 TEST(ChunkPlan, WholeBatchWhenItFits) {

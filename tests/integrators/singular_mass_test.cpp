@@ -10,6 +10,7 @@
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/ensemble/system_kernel.hpp"
+#include "support/model_test_support.hpp"
 
 namespace ukes {
 namespace {
@@ -83,35 +84,23 @@ TEST(SingularMass, MasslessCoordinateIntegratesLikeTheReducedPendulum) {
   Model::initial_state(p, q, qd);
   std::vector<double> q0(q.v, q.v + n), qd0(qd.v, qd.v + n);
   const BatchInputView in{1, p, q0.data(), qd0.data()};
-  std::int32_t status = -1;
-  double t = 0, q_end[n], qd_end[n], residual[slots], force = 0, inconsistency = 0;
-  std::int64_t steps = 0, rejected = 0;
-  BatchOutputView out;
-  out.count = 1;
-  out.status = &status;
-  out.t = &t;
-  out.q = q_end;
-  out.qd = qd_end;
-  out.residual_max = residual;
-  out.force_max = &force;
-  out.inconsistency_max = &inconsistency;
-  out.steps = &steps;
-  out.rejected = &rejected;
+  testing::OneSystemOutput<Model> out;
   RunSettings<double> s;
   s.method = Method::kRk4;
   s.t_end = Model::kTEnd;
   s.dt = 1e-3;
-  SystemKernel<Model, double>::run(in, s, 0, out);
+  SystemKernel<Model, double>::run(in, s, 0, out.view());
 
-  ASSERT_EQ(status, static_cast<int>(Status::kOk)) << status_name(static_cast<Status>(status));
-  EXPECT_EQ(steps, 2000);
+  ASSERT_EQ(out.status, static_cast<int>(Status::kOk))
+      << status_name(static_cast<Status>(out.status));
+  EXPECT_EQ(out.steps, 2000);
   const double th_ref = reduced_pendulum(1.1, 0.4, p[2] / p[1], s.t_end, s.dt);
-  EXPECT_NEAR(q_end[2], th_ref, 1e-9);
-  EXPECT_NEAR(q_end[0], p[1] * std::sin(th_ref), 1e-8);
-  EXPECT_NEAR(q_end[1], -p[1] * std::cos(th_ref), 1e-8);
-  for (int r = 0; r < slots; ++r) EXPECT_LT(residual[r], 1e-9) << "residual slot " << r;
-  EXPECT_LT(inconsistency, 1e-12);
-  EXPECT_GT(force, 0.0);  // the rod pulls
+  EXPECT_NEAR(out.q[2], th_ref, 1e-9);
+  EXPECT_NEAR(out.q[0], p[1] * std::sin(th_ref), 1e-8);
+  EXPECT_NEAR(out.q[1], -p[1] * std::cos(th_ref), 1e-8);
+  for (int r = 0; r < slots; ++r) EXPECT_LT(out.residual[r], 1e-9) << "residual slot " << r;
+  EXPECT_LT(out.inconsistency, 1e-12);
+  EXPECT_GT(out.force, 0.0);  // the rod pulls
 }
 
 }  // namespace

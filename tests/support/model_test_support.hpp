@@ -1,7 +1,8 @@
 // Helpers shared by the model tests (tests/models): an independent fixed-step RK4 for the reduced
 // reference equations the runs are compared with, a one-system run at a model's defaults, a
 // constraint-set check of a state, seeded random numbers for random states, and maxima over
-// sampled trajectories. Header-only. Nothing here calls the engine's integrators: the reference
+// sampled trajectories, and the output arrays of one system run by SystemKernel directly.
+// Header-only. Nothing here calls the engine's integrators: the reference
 // solutions stay independent of the code under test.
 #pragma once
 
@@ -160,5 +161,30 @@ double max_rel_deviation(int samples, const F& value, double ref) {
     worst = std::max(worst, std::abs(value(k) - ref) / std::abs(ref));
   return worst;
 }
+
+// The per-system results of one system (no trajectories), for SystemKernel::run(in, s, 0, view()).
+template <class Model>
+struct OneSystemOutput {
+  std::int32_t status = -1;
+  double t = 0, q[Model::kN] = {}, qd[Model::kN] = {};
+  double residual[kResidualSlots<Model> > 0 ? kResidualSlots<Model> : 1] = {};
+  double force = 0, inconsistency = 0;
+  std::int64_t steps = 0, rejected = 0;
+
+  BatchOutputView view() {
+    BatchOutputView out;
+    out.count = 1;
+    out.status = &status;
+    out.t = &t;
+    out.q = q;
+    out.qd = qd;
+    out.residual_max = residual;
+    out.force_max = &force;
+    out.inconsistency_max = &inconsistency;
+    out.steps = &steps;
+    out.rejected = &rejected;
+    return out;
+  }
+};
 
 }  // namespace ukes::testing

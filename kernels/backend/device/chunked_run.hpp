@@ -70,8 +70,7 @@ class ChunkedRun {
     }
     total_ = request.input.count;
     const EnsembleSettings& s = *request.settings;
-    path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>,
-                            sizeof(T) == 8 ? Precision::kFp64 : Precision::kFp32);
+    path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>);
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
@@ -182,7 +181,13 @@ class ChunkedRun {
     const BatchOutputView d_out = slot.device.output_view(widths_, count);
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
-      Api::launch_systems(stream, count, FusedSystem<Model, T>{d_in, settings_, d_out});
+      if (settings_.method == Method::kRk4) {
+        Api::launch_systems(stream, count,
+                            FusedSystem<Model, T, Method::kRk4>{d_in, settings_, d_out});
+      } else {
+        Api::launch_systems(stream, count,
+                            FusedSystem<Model, T, Method::kDopri5>{d_in, settings_, d_out});
+      }
     } else if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp) {
         const auto index = static_cast<std::size_t>(&slot - slots_.data());

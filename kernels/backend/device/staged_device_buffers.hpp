@@ -52,7 +52,7 @@ class StagedDeviceBuffers {
 
  private:
   int capacity_;
-  Array<StagedSystem<Model, T>> systems_;
+  Array<SystemKernel<Model, T>> systems_;
   Array<StageScratch<Model, T>> scratch_;
   Array<T> mass_;
   Array<int> mass_info_;

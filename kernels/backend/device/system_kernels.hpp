@@ -2,37 +2,30 @@
 // (device_api.hpp) launches the same code: CUDA as __global__ kernels, the host API on CPU threads.
 //
 // FusedSystem, the fused path: one thread integrates one system from t0 to t_end with the CPU
-// backend's control logic and numbers. Built-in models run SystemKernel::run as the CPU does; user
-// models (bucket programs) run integrate_with_one_call_site (kernels/staged/staged_system.hpp),
-// the same integration driven one right-hand side at a time. That halves a user model's stack
-// frame (ptxas, FP64: bucket 4 15 KB -> 9 KB, bucket 16 143 KB -> 73 KB) but would add about
-// 600 B of stage storage to a small built-in's (benchmarks/perf_model/README.md, "One call site").
+// backend's code and numbers (SystemKernel::run), one kernel per method, so that each holds one
+// method's stage storage and one inlined right-hand side.
 //
-// WarpSystem, the warp path (GpuPath::kWarp), for systems whose matrices do not fit one thread's
-// registers: a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
+// WarpSystem, the warp path (GpuPath::kWarp, only when a spec asks for it: launch_policy.hpp says
+// why): a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
 // Lane 0 runs the staged path's scalar steps (kernels/staged/staged_stages.hpp: model evaluation,
 // UK finish, integrator control); all lanes factor the system's M and B = A L^-T together, one
 // matrix row per lane (kernels/staged/team_factorizations.hpp). Teams are independent: each loops
 // until its own system is done, with its own step size, and no team waits for another.
 #pragma once
 
-#include "kernels/staged/staged_system.hpp"
+#include "kernels/ensemble/system_kernel.hpp"
 #include "kernels/staged/team_factorizations.hpp"
 
 namespace ukes {
 
-template <class Model, class T>
+template <class Model, class T, Method kMethod>
 struct FusedSystem {
   BatchInputView in;
   RunSettings<T> settings;
   BatchOutputView out;
 
   UKES_HD void operator()(int i) const {
-    if constexpr (BucketModel<Model>) {
-      integrate_with_one_call_site<Model, T>(in, settings, i, out);
-    } else {
-      SystemKernel<Model, T>::run(in, settings, i, out);
-    }
+    SystemKernel<Model, T>::template run<kMethod>(in, settings, i, out);
   }
 };
 

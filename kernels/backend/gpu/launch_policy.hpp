@@ -9,30 +9,23 @@
 
 namespace ukes {
 
-// The matrices that dominate one right-hand side's live registers in the fused kernel: the mass
-// matrix's Cholesky factor (n x n) and A L^-T (m x n), whose SVD is taken in place.
-constexpr int fused_matrix_scalars(int n, int m) { return n * n + m * n; }
+// Largest n and m the fused kernel (one thread per system) takes automatically; the cuSOLVER path
+// (batched Cholesky and Jacobi SVD per stage) takes larger systems. It is the largest user-model
+// bucket the GPU module builds (kMaxGpuUserBucket, kernels/models/user/buckets.hpp). The warp
+// path runs a system's scalar work on one lane of 32: its FP64 bound is a 32nd of the fused
+// kernel's at equal occupancy, and its local memory moves 8 bytes per access where a warp of the
+// fused kernel moves 256. The performance model (benchmarks/perf_model/README.md, "Which path")
+// predicts the fused kernel ahead of it for every catalogue model in FP64, and ctest
+// PerfModel.PolicyFollowsTheModel re-derives that from the committed kernel table; FP32 loses
+// the same 31 lanes of 32.
+inline constexpr int kFusedMaxDimension = 16;
 
-// 32-bit registers those matrices may take before the fused kernel spills to local memory. With a
-// thread's limit of 255 this puts the switch near n = m = 8 in FP64 (n = 11 in FP32), the usual
-// rule of thumb; re-measure when kernels change (ptxas -v reports spills).
-inline constexpr int kFusedMatrixRegisters = 256;
-
-// Largest n and m the warp-per-system kernel takes automatically: one matrix row per lane fits
-// up to 32, but its scalar steps (model, UK finish) still run in one lane and spill more with n;
-// beyond this the cuSOLVER path's batched factorizations take over. A first choice from the
-// register arithmetic, not yet measured on a device.
-inline constexpr int kWarpMaxDimension = 16;
-
-// kAuto: the fused kernel with one system per thread while a system fits in registers, one warp
-// per system up to kWarpMaxDimension, the cuSOLVER path (batched Cholesky and Jacobi SVD per
-// stage) beyond. An explicit request is kept.
-constexpr GpuPath choose_gpu_path(GpuPath requested, int n, int m, Precision precision) {
+// kAuto: the fused kernel while n, m <= kFusedMaxDimension, the cuSOLVER path beyond. The warp
+// path runs only when asked for. An explicit request is kept.
+// Both precisions take the same path: the model's verdict holds for each.
+constexpr GpuPath choose_gpu_path(GpuPath requested, int n, int m) {
   if (requested != GpuPath::kAuto) return requested;
-  const int registers_per_scalar = precision == Precision::kFp64 ? 2 : 1;
-  if (fused_matrix_scalars(n, m) * registers_per_scalar <= kFusedMatrixRegisters)
-    return GpuPath::kFused;
-  return n <= kWarpMaxDimension && m <= kWarpMaxDimension ? GpuPath::kWarp : GpuPath::kCusolver;
+  return n <= kFusedMaxDimension && m <= kFusedMaxDimension ? GpuPath::kFused : GpuPath::kCusolver;
 }
 
 // Systems per device chunk: as many as `budget` bytes hold at `bytes_per_system`, rounded down to

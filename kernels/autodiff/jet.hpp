@@ -40,10 +40,8 @@ struct Jet {
 
   // Input k of the gradient, moving along the curve with x'(0) = rate, x''(0) / 2 = half_curvature.
   UKES_HD static Jet variable(T value, int k, T rate = T(0), T half_curvature = T(0)) {
-    Jet x(value, rate, half_curvature);
-    for (int i = 0; i < N; ++i) x.g[i] = T(0);
-    x.g[k] = T(1);
-    x.varies = true;
+    Jet x;
+    x.set_variable(value, k, rate, half_curvature);
     return x;
   }
 

@@ -38,7 +38,7 @@ struct Dopri5Stages {
   static constexpr int kStageEvaluations = 5;  // k2 .. k6; then k7 at the new state
   Vec<T, D> k2, k3, k4, k5, k6;
 
-  UKES_HD T begin(T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, Vec<T, D>& z) const {
+  UKES_HD static T begin(T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, Vec<T, D>& z) {
     using namespace dopri5;
     for (int i = 0; i < D; ++i) z[i] = x[i] + h * T(a21) * k1[i];
     return t + T(c2) * h;

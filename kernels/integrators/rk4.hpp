@@ -14,7 +14,7 @@ struct Rk4Stages {
   static constexpr int kStageEvaluations = 3;  // k2, k3, k4
   Vec<T, D> sum;                               // k2, then k2 + k3
 
-  UKES_HD T begin(T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, Vec<T, D>& y) const {
+  UKES_HD static T begin(T t, T h, const Vec<T, D>& x, const Vec<T, D>& k1, Vec<T, D>& y) {
     const T h2 = T(0.5) * h;
     for (int i = 0; i < D; ++i) y[i] = x[i] + h2 * k1[i];
     return t + h2;

@@ -20,9 +20,8 @@ namespace ukes {
 // the same 31 lanes of 32.
 inline constexpr int kFusedMaxDimension = 16;
 
-// kAuto: the fused kernel while n, m <= kFusedMaxDimension, the cuSOLVER path beyond. The warp
-// path runs only when asked for. An explicit request is kept.
-// Both precisions take the same path: the model's verdict holds for each.
+// kAuto: the fused kernel while n, m <= kFusedMaxDimension, the cuSOLVER path beyond, in either
+// precision. The warp path runs only when asked for. An explicit request is kept.
 constexpr GpuPath choose_gpu_path(GpuPath requested, int n, int m) {
   if (requested != GpuPath::kAuto) return requested;
   return n <= kFusedMaxDimension && m <= kFusedMaxDimension ? GpuPath::kFused : GpuPath::kCusolver;

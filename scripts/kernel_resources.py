@@ -9,7 +9,8 @@ those: it reads 0). It
 
   --write FILE   writes them as the committed table (benchmarks/kernel_resources.tsv);
   --check FILE   compares them with that table and exits 1 when a kernel uses more registers,
-                 stack or spill bytes than the table allows, or is missing from it;
+                 stack or spill bytes than the table allows (bytes: its row plus SLACK of it),
+                 or is missing from it;
   (neither)      prints them, the largest register counts first.
 
 The table is the budget: lower it when a kernel improves, raise it only with a reason in the
@@ -26,6 +27,10 @@ FIELDS = ("registers", "stack", "spill_stores", "spill_loads")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
+# ptxas is repeatable on one machine, yet the project's CI, with the same nvcc and source, once
+# gave the FP32 swarm fused kernel 0.3% more spill bytes (8,988 -> 9,016) than every run here. So a
+# row's byte figures may be exceeded by 1% of themselves; a row at 0 stays 0, registers are exact.
+SLACK = 0.01
 
 
 def parse_report(text):
@@ -90,7 +95,7 @@ def check(kernels, table):
             problems.append(f"not in the table (run --write and commit it): {name}")
             continue
         for f in FIELDS:
-            if figures[f] > allowed[f]:
+            if figures[f] > allowed[f] + (0 if f == "registers" else int(allowed[f] * SLACK)):
                 problems.append(f"{f} {allowed[f]} -> {figures[f]}: {name}")
     return problems
 

@@ -66,7 +66,7 @@ UKES_HD bool project_positions(const Model& model, Vec<T, Model::kN>& q, T t, co
       model.mass(q, t, p, M);
       if (!cholesky(M, L)) return false;
       const auto Bp =
-          make_pinv(right_solve_lower_transpose(L, Ap), s.rank_rtol, position_block(model));
+          make_pinv(right_solved_lower_transpose(L, Ap), s.rank_rtol, position_block(model));
       const Vec<T, n> dq = solve_lower_transpose(L, Bp.apply(phi));
       // Far from the constraint set (an assembly from a rough guess) the full Gauss–Newton step
       // can overshoot onto another branch or diverge: backtrack until the residual decreases.
@@ -109,7 +109,7 @@ UKES_HD bool project_velocities(const Model& model, const Vec<T, Model::kN>& q,
       if (res <= s.tol) return true;
       if (it == s.max_iterations) return false;
       const auto Bp =
-          make_pinv(right_solve_lower_transpose(L, f.A), s.rank_rtol, active_block(model));
+          make_pinv(right_solved_lower_transpose(L, f.A), s.rank_rtol, active_block(model));
       const Vec<T, n> dqd = solve_lower_transpose(L, Bp.apply(r));
       for (int j = 0; j < n; ++j) qd[j] -= dqd[j];
     }

@@ -89,22 +89,31 @@ UKES_HD Vec<T, N> lower_times(const Mat<T, N, N>& L, const Vec<T, N>& x) {
   return y;
 }
 
-// Returns B = A L^-T, i.e. solves L B^T = A^T by forward substitution on all R columns of A^T at
-// once: after row i of B^T is final it is subtracted from the rows below, so the inner loops run
-// over R independent columns (vectorizable, no reduction) with the same operation order as
-// row-by-row substitution, hence the same rounding.
-template <class T, int R, int N>
-UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A) {
+// Writes B = A L^-T through at(r, i) -> T& (the caller's storage for B, or for B^T), i.e. solves
+// L B^T = A^T by forward substitution on all R columns of A^T at once: after row i of B^T is final
+// it is subtracted from the rows below, so the inner loops run over R independent columns
+// (vectorizable, no reduction) with the same operation order as row-by-row substitution, hence the
+// same rounding.
+template <class T, int R, int N, class At>
+UKES_HD void write_right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A,
+                                               At&& at) {
   const Vec<T, N> inv = inverse_diagonal(L);
-  Mat<T, N, R> X = transpose(A);
+  for (int i = 0; i < N; ++i)
+    for (int r = 0; r < R; ++r) at(r, i) = A(r, i);
   for (int i = 0; i < N; ++i) {
-    for (int r = 0; r < R; ++r) X(i, r) *= inv[i];
+    for (int r = 0; r < R; ++r) at(r, i) *= inv[i];
     for (int j = i + 1; j < N; ++j) {
       const T l = L(j, i);
       if (l == T(0)) continue;  // as reference BLAS trsm: M is often sparse, even diagonal
-      for (int r = 0; r < R; ++r) X(j, r) -= l * X(i, r);
+      for (int r = 0; r < R; ++r) at(r, j) -= l * at(r, i);
     }
   }
+}
+
+template <class T, int R, int N>
+UKES_HD Mat<T, R, N> right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A) {
+  Mat<T, N, R> X;  // B^T: the substitution's inner loops run along its rows
+  write_right_solve_lower_transpose(L, A, [&X](int r, int i) -> T& { return X(i, r); });
   return transpose(X);
 }
 
@@ -150,15 +159,42 @@ UKES_HD Vec<T, N> lower_times(const CholeskyFactor<T, N>& F, const Vec<T, N>& x)
   return y;
 }
 
+template <class T, int R, int N, class At>
+UKES_HD void write_right_solve_lower_transpose(const CholeskyFactor<T, N>& F, const Mat<T, R, N>& A,
+                                               At&& at) {
+  if (!F.diagonal) return write_right_solve_lower_transpose(F.L, A, at);
+  const Vec<T, N> inv = inverse_diagonal(F.L);
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < N; ++i) at(r, i) = A(r, i) * inv[i];
+}
+
 template <class T, int R, int N>
 UKES_HD Mat<T, R, N> right_solve_lower_transpose(const CholeskyFactor<T, N>& F,
                                                  const Mat<T, R, N>& A) {
   if (!F.diagonal) return right_solve_lower_transpose(F.L, A);
-  const Vec<T, N> inv = inverse_diagonal(F.L);
   Mat<T, R, N> B;
-  for (int r = 0; r < R; ++r)
-    for (int i = 0; i < N; ++i) B(r, i) = A(r, i) * inv[i];
+  write_right_solve_lower_transpose(F, A, [&B](int r, int i) -> T& { return B(r, i); });
   return B;
+}
+
+// B = A L^-T as a WrittenMatrix (kernels/linalg/pinv.hpp): a pseudoinverse solves it into its own
+// storage, so that no B lives beside it (on the GPU, one matrix less in every kernel's frame).
+template <class Factor, class T, int R, int N>
+struct RightSolvedLowerTranspose {
+  static constexpr int rows = R;
+  static constexpr int cols = N;
+  const Factor& L;
+  const Mat<T, R, N>& A;
+  template <class At>
+  UKES_HD void write(At&& at) const {
+    write_right_solve_lower_transpose(L, A, at);
+  }
+};
+
+template <class Factor, class T, int R, int N>
+UKES_HD RightSolvedLowerTranspose<Factor, T, R, N> right_solved_lower_transpose(
+    const Factor& L, const Mat<T, R, N>& A) {
+  return {L, A};
 }
 
 }  // namespace ukes

@@ -51,62 +51,79 @@ UKES_HD JacobiRotation<T> jacobi_rotation(T alpha, T beta, T gamma) {
   return {c, c * t};
 }
 
+inline constexpr int kMaxJacobiSweeps = 40;
+
+// One-sided Jacobi sweeps on W (R x C) in place, accumulating the rotations into V (the identity
+// on entry), until no pair of columns needs a rotation; returns the sweeps taken. In place so that
+// the pseudoinverse runs them on its own storage: on the GPU every copy of W and V is a frame
+// array (four_bar's solve kept five such matrices alive).
+
+template <class T, int R, int C>
+UKES_HD int jacobi_sweeps(Mat<T, R, C>& W, Mat<T, C, C>& V) {
+  const T tol = Epsilon<T>::value;
+  // A column whose norm is at most eps |X|_F is rounding noise (a null direction of a rank-
+  // deficient X): rotating it against others only trades noise for noise and would keep the
+  // sweeps from ever converging (every rotation of a large column re-injects noise of that very
+  // size), so such pairs count as orthogonal. This leaves an O(eps |X|) backward error, as
+  // rounding does anyway; singular values below eps |X|_F <= sqrt(min(R, C)) eps s_max are
+  // not resolved, which is below any rank cutoff rtol >= sqrt(min(R, C)) eps (the default
+  // max(R, C) eps included).
+  T fro2 = T(0);
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < C; ++k) fro2 += W(r, k) * W(r, k);
+  const T negligible = tol * tol * fro2;
+  int sweeps = 0;
+  for (; sweeps < kMaxJacobiSweeps; ++sweeps) {
+    bool rotated = false;
+    for (int i = 0; i < C - 1; ++i) {
+      for (int j = i + 1; j < C; ++j) {
+        T alpha = T(0), beta = T(0), gamma = T(0);
+        for (int r = 0; r < R; ++r) {
+          alpha += W(r, i) * W(r, i);
+          beta += W(r, j) * W(r, j);
+          gamma += W(r, i) * W(r, j);
+        }
+        if (!(alpha > negligible && beta > negligible)) continue;      // noise column
+        if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // already orthogonal
+        rotated = true;
+        const JacobiRotation<T> g = jacobi_rotation(alpha, beta, gamma);
+        for (int r = 0; r < R; ++r) {
+          const T wi = W(r, i), wj = W(r, j);
+          W(r, i) = g.c * wi - g.s * wj;
+          W(r, j) = g.s * wi + g.c * wj;
+        }
+        for (int r = 0; r < C; ++r) {
+          const T vi = V(r, i), vj = V(r, j);
+          V(r, i) = g.c * vi - g.s * vj;
+          V(r, j) = g.s * vi + g.c * vj;
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  return sweeps;
+}
+
+// The norms of W's columns: its singular values once its columns are orthogonal.
+template <class T, int R, int C>
+UKES_HD Vec<T, C> column_norms(const Mat<T, R, C>& W) {
+  Vec<T, C> sigma;
+  for (int k = 0; k < C; ++k) {
+    T s2 = T(0);
+    for (int r = 0; r < R; ++r) s2 += W(r, k) * W(r, k);
+    sigma[k] = sqrt(s2);
+  }
+  return sigma;
+}
+
 template <class T, int R, int C>
 struct JacobiSvd : SvdFactors<T, R, C> {
-  using SvdFactors<T, R, C>::W;
-  using SvdFactors<T, R, C>::V;
-  using SvdFactors<T, R, C>::sigma;
-  using SvdFactors<T, R, C>::sweeps;
-
-  static constexpr int kMaxSweeps = 40;
+  static constexpr int kMaxSweeps = kMaxJacobiSweeps;
 
   UKES_HD explicit JacobiSvd(const Mat<T, R, C>& X)
       : SvdFactors<T, R, C>{X, Mat<T, C, C>::identity(), Vec<T, C>::zero(), 0} {
-    const T tol = Epsilon<T>::value;
-    // A column whose norm is at most eps |X|_F is rounding noise (a null direction of a rank-
-    // deficient X): rotating it against others only trades noise for noise and would keep the
-    // sweeps from ever converging (every rotation of a large column re-injects noise of that very
-    // size), so such pairs count as orthogonal. This leaves an O(eps |X|) backward error, as
-    // rounding does anyway; singular values below eps |X|_F <= sqrt(min(R, C)) eps s_max are
-    // not resolved, which is below any rank cutoff rtol >= sqrt(min(R, C)) eps (the default
-    // max(R, C) eps included).
-    T fro2 = T(0);
-    for (int r = 0; r < R; ++r)
-      for (int k = 0; k < C; ++k) fro2 += X(r, k) * X(r, k);
-    const T negligible = tol * tol * fro2;
-    for (sweeps = 0; sweeps < kMaxSweeps; ++sweeps) {
-      bool rotated = false;
-      for (int i = 0; i < C - 1; ++i) {
-        for (int j = i + 1; j < C; ++j) {
-          T alpha = T(0), beta = T(0), gamma = T(0);
-          for (int r = 0; r < R; ++r) {
-            alpha += W(r, i) * W(r, i);
-            beta += W(r, j) * W(r, j);
-            gamma += W(r, i) * W(r, j);
-          }
-          if (!(alpha > negligible && beta > negligible)) continue;      // noise column
-          if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // already orthogonal
-          rotated = true;
-          const JacobiRotation<T> g = jacobi_rotation(alpha, beta, gamma);
-          for (int r = 0; r < R; ++r) {
-            const T wi = W(r, i), wj = W(r, j);
-            W(r, i) = g.c * wi - g.s * wj;
-            W(r, j) = g.s * wi + g.c * wj;
-          }
-          for (int r = 0; r < C; ++r) {
-            const T vi = V(r, i), vj = V(r, j);
-            V(r, i) = g.c * vi - g.s * vj;
-            V(r, j) = g.s * vi + g.c * vj;
-          }
-        }
-      }
-      if (!rotated) break;
-    }
-    for (int k = 0; k < C; ++k) {
-      T s2 = T(0);
-      for (int r = 0; r < R; ++r) s2 += W(r, k) * W(r, k);
-      sigma[k] = sqrt(s2);
-    }
+    this->sweeps = jacobi_sweeps(this->W, this->V);
+    this->sigma = column_norms(this->W);
   }
 };
 
@@ -148,6 +165,21 @@ struct ActiveBlock {
   int cols;
 };
 
+namespace detail {
+template <class T>
+struct EntryRef {
+  UKES_HD T& operator()(int, int) const;  // declared only: a WrittenMatrix's probe
+};
+}  // namespace detail
+
+// A matrix given by the entries it writes: s.write(at) sets at(r, c) = B(r, c) for every entry
+// (and may read back what it wrote). A pseudoinverse of one factors B in its own storage, with no
+// copy of B beside it (right_solved_lower_transpose, kernels/linalg/cholesky.hpp).
+template <class S, class T, int R, int C>
+concept WrittenMatrix = (S::rows == R) && (S::cols == C) && requires(const S& s) {
+  s.write(detail::EntryRef<T>{});
+};
+
 template <class T, int R, int C, bool kPadded = false>
 class PseudoInverse {
   static_assert(!kPadded || R == C, "a padded pseudoinverse takes a square bucket");
@@ -166,10 +198,17 @@ class PseudoInverse {
   }
 
   UKES_HD PseudoInverse(const Mat<T, R, C>& B, T rtol, ActiveBlock active) requires(kPadded) {
-    transposed_ = active.rows < active.cols;
-    xr_ = transposed_ ? active.cols : active.rows;
-    xc_ = transposed_ ? active.rows : active.cols;
+    factor_active(B, rtol, active);
+  }
+
+  template <WrittenMatrix<T, R, C> Source>
+  UKES_HD PseudoInverse(const Source& B, T rtol) requires(!kPadded) {
     factor(B, rtol);
+  }
+
+  template <WrittenMatrix<T, R, C> Source>
+  UKES_HD PseudoInverse(const Source& B, T rtol, ActiveBlock active) requires(kPadded) {
+    factor_active(B, rtol, active);
   }
 
   // From the SVD of X computed elsewhere (factors_from_svd): the same rank rule, the same apply.
@@ -271,24 +310,47 @@ class PseudoInverse {
     }
   }
 
-  UKES_HD void factor(const Mat<T, R, C>& B, T rtol) {
-    const Mat<T, XR, XC> X = make_x(B);
+  template <class Source>
+  UKES_HD void factor_active(const Source& B, T rtol, ActiveBlock active) {
+    transposed_ = active.rows < active.cols;
+    xr_ = transposed_ ? active.cols : active.rows;
+    xc_ = transposed_ ? active.rows : active.cols;
+    factor(B, rtol);
+  }
+
+  // Both factorizations run on x_ and v_ in place: no copy of B, X, W or V beside them.
+  template <class Source>
+  UKES_HD void factor(const Source& B, T rtol) {
+    load_x(B);
     // One column (a single constraint row, or a single coordinate) has its SVD in closed form,
     // the column's norm, and the Jacobi loop does no rotation: cheaper than QR and its bound.
     if constexpr (XC > 1) {
-      if (xc() > 1 && factor_qr(X, rtol)) return;
+      if (xc() > 1 && factor_qr(rtol)) return;
+      load_x(B);  // QR's reflectors overwrote it
     }
-    take_svd(JacobiSvd<T, XR, XC>(X), rtol);
+    qr_ = false;
+    v_ = Mat<T, XC, XC>::identity();
+    sweeps_ = jacobi_sweeps(x_, v_);
+    keep_singular_values(column_norms(x_), rtol);
   }
 
-  UKES_HD Mat<T, XR, XC> make_x(const Mat<T, R, C>& B) const {
-    if constexpr (kPadded) {
-      return transposed_ ? transpose(B) : B;
-    } else if constexpr (kTransposed) {
-      return transpose(B);
+  // x_ = X: B, or B^T when transposed().
+  template <class Source>
+  UKES_HD void load_x(const Source& B) {
+    if (transposed()) {
+      write_entries(B, [this](int r, int c) -> T& { return x_(c, r); });
     } else {
-      return B;
+      write_entries(B, [this](int r, int c) -> T& { return x_(r, c); });
     }
+  }
+  template <class At>
+  UKES_HD static void write_entries(const Mat<T, R, C>& B, At&& at) {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) at(r, c) = B(r, c);
+  }
+  template <class Source, class At>
+  UKES_HD static void write_entries(const Source& B, At&& at) {
+    B.write(at);
   }
 
   UKES_HD void take_svd(const Factors& f, T rtol) {
@@ -296,13 +358,18 @@ class PseudoInverse {
     x_ = f.W;
     v_ = f.V;
     sweeps_ = f.sweeps;
+    keep_singular_values(f.sigma, rtol);
+  }
+
+  // The rank rule over the singular values of the factors in x_ and v_: e_, rank_, conditioning_.
+  UKES_HD void keep_singular_values(const Vec<T, XC>& sigma, T rtol) {
     T s_max = T(0);
-    for (int k = 0; k < XC; ++k) s_max = max_of(s_max, f.sigma[k]);
+    for (int k = 0; k < XC; ++k) s_max = max_of(s_max, sigma[k]);
     const T cutoff = rtol * s_max;
     rank_ = 0;
     T s_min_kept = s_max;
     for (int k = 0; k < XC; ++k) {
-      const T s = f.sigma[k];
+      const T s = sigma[k];
       if (s > cutoff && s > T(0)) {
         e_[k] = T(1) / (s * s);
         ++rank_;
@@ -314,12 +381,12 @@ class PseudoInverse {
     conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
   }
 
-  // Householder QR of X in place (LAPACK's layout: reflector k's vector v on and below the
-  // diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_, 0 for a
-  // reflector that is the identity). Returns false, leaving the members to take_svd, unless X has
-  // provably full column rank with kappa_lb above both rtol and the exact-conditioning floor.
-  UKES_HD bool factor_qr(const Mat<T, XR, XC>& X, T rtol) {
-    x_ = X;
+  // Householder QR of X, in x_ on entry, in place (LAPACK's layout: reflector k's vector v on and
+  // below the diagonal of column k, R strictly above it, 1 / R's diagonal in d_, 2 / v^T v in e_,
+  // 0 for a reflector that is the identity). Returns false, leaving x_ to be written again for the
+  // SVD, unless X has provably full column rank with kappa_lb above both rtol and the
+  // exact-conditioning floor.
+  UKES_HD bool factor_qr(T rtol) {
     T r_fro2 = T(0);
     for (int k = 0; k < xc(); ++k) {
       T below2 = T(0);  // squared norm of column k below the diagonal

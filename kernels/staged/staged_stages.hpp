@@ -200,7 +200,7 @@ UKES_HD void stage_combine(const StagedWorkspace<Model, T>& ws, const RunSetting
                                                         [S](int k) { return S[k]; },
                                                         [V](int c, int k) { return V[k * n + c]; }),
                                  rtol)
-                          : Pinv(right_solve_lower_transpose(L, sc.form.A), rtol);
+                          : Pinv(right_solved_lower_transpose(L, sc.form.A), rtol);
       uk_finish(L, sc.form.A, sc.bs, Bp, nonideal, uk);
     } else {
       uk_finish(L, sc.form.A, sc.bs, NoPseudoInverse{}, nonideal, uk);

@@ -99,14 +99,16 @@ UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& 
 // bucket model fills (ActiveBlock, kernels/linalg/pinv.hpp).
 struct FullBlock {};
 
-template <class T, int M, int N>
-UKES_HD UKES_INLINE PseudoInverse<T, M, N> make_pinv(const Mat<T, M, N>& B, T rtol, FullBlock) {
-  return PseudoInverse<T, M, N>(B, rtol);
+// B: a Mat, or a WrittenMatrix (kernels/linalg/pinv.hpp) such as right_solved_lower_transpose.
+template <class T, class Source>
+UKES_HD UKES_INLINE PseudoInverse<T, Source::rows, Source::cols> make_pinv(const Source& B, T rtol,
+                                                                           FullBlock) {
+  return PseudoInverse<T, Source::rows, Source::cols>(B, rtol);
 }
-template <class T, int M, int N>
-UKES_HD UKES_INLINE PseudoInverse<T, M, N, true> make_pinv(const Mat<T, M, N>& B, T rtol,
-                                                           ActiveBlock block) {
-  return PseudoInverse<T, M, N, true>(B, rtol, block);
+template <class T, class Source>
+UKES_HD UKES_INLINE PseudoInverse<T, Source::rows, Source::cols, true> make_pinv(
+    const Source& B, T rtol, ActiveBlock block) {
+  return PseudoInverse<T, Source::rows, Source::cols, true>(B, rtol, block);
 }
 
 // Whether M = L L^T is positive definite at working precision: every pivot L(j, j)^2 above
@@ -182,7 +184,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
   UkSolution<T, N> s;
   s.a = cholesky_solve(L, Q);  // with the augmented mass, its a: M^-1 Q does not exist
   if constexpr (M > 0) {
-    const auto Bp = make_pinv(right_solve_lower_transpose(L, A), rank_rtol, block);
+    const auto Bp = make_pinv(right_solved_lower_transpose(L, A), rank_rtol, block);
     if constexpr (NonIdeal::kActive) {
       if (shift != T(0)) {
         const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, shift * transpose_times(A, b)};

@@ -562,5 +562,52 @@ TEST(PseudoInverse, MWeightedInverseDouble) {
 
 TEST(PseudoInverse, MWeightedInverseFloat) { m_weighted_suite<float>(602, 100 * eps_of<float>()); }
 
+// A pseudoinverse of B = A L^-T written into its own storage (right_solved_lower_transpose) is the
+// one of the materialized B, bit for bit: the same operations in the same order. Where QR refuses
+// (rank loss), B is written a second time for the SVD, since QR's reflectors overwrote the first.
+template <int R, int C, bool kPadded = false>
+void check_written_like_materialized(const Eigen::MatrixXd& Ad, const Eigen::MatrixXd& Md,
+                                     bool expect_qr, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Mat<double, R, C> A = from_eigen<double, R, C>(Ad);
+  CholeskyFactor<double, C> L;
+  ASSERT_TRUE(cholesky(from_eigen<double, C, C>(Md), L));
+  const double rtol = default_rank_rtol<double>(R, C);
+  const auto pinv_of = [&](const auto& source) {
+    if constexpr (kPadded) {
+      return PseudoInverse<double, R, C, true>(source, rtol, ActiveBlock{R - 1, C});
+    } else {
+      return PseudoInverse<double, R, C>(source, rtol);
+    }
+  };
+  const auto materialized = pinv_of(right_solve_lower_transpose(L, A));
+  const auto written = pinv_of(right_solved_lower_transpose(L, A));
+  EXPECT_EQ(written.factored_by_qr(), expect_qr);
+  EXPECT_EQ(written.factored_by_qr(), materialized.factored_by_qr());
+  EXPECT_EQ(written.rank(), materialized.rank());
+  EXPECT_EQ(written.sweeps(), materialized.sweeps());
+  const Mat<double, C, R> P = written.matrix(), Q = materialized.matrix();
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < R; ++j) EXPECT_EQ(P(i, j), Q(i, j)) << i << ", " << j;
+}
+
+TEST(PseudoInverse, WrittenMatrixIsTheMaterializedOneBitForBit) {
+  std::mt19937_64 rng(603);
+  const auto spd = [&rng](int n) {
+    const Eigen::MatrixXd G = gaussian(n, n, rng);
+    return Eigen::MatrixXd(G * G.transpose() + n * Eigen::MatrixXd::Identity(n, n));
+  };
+  const Eigen::MatrixXd diagonal = Eigen::VectorXd::LinSpaced(5, 1.0, 3.0).asDiagonal();
+  check_written_like_materialized<3, 5>(gaussian(3, 5, rng), spd(5), true, "wide, full rank");
+  check_written_like_materialized<3, 5>(with_rank(3, 5, 2, rng), spd(5), false, "wide, rank 2");
+  check_written_like_materialized<3, 5>(with_rank(3, 5, 2, rng), diagonal, false,
+                                        "wide, rank 2, diagonal mass");
+  check_written_like_materialized<6, 4>(with_rank(6, 4, 3, rng), spd(4), false, "tall, rank 3");
+  check_written_like_materialized<5, 5>(gaussian(5, 5, rng), spd(5), true, "square");
+  Eigen::MatrixXd padded = with_rank(5, 5, 3, rng);
+  padded.row(4).setZero();  // the bucket's padding row
+  check_written_like_materialized<5, 5, true>(padded, spd(5), false, "padded, rank 3");
+}
+
 }  // namespace
 }  // namespace ukes

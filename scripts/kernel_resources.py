@@ -3,9 +3,10 @@
 
 Each CUDA compile of a build leaves <object>.ptxas (scripts/nvcc-resources.sh): ptxas's
 --resource-usage lines. This script gathers the figures of every function ptxas reports: the
-kernels (entry functions) and the device functions they call that nvcc did not inline, whose
-stack frames and spills are paid by the kernels that call them (ptxas gives no register count for
-those: it reads 0). It
+kernels (entry functions) and the device functions they call that nvcc did not inline (ptxas
+gives no register count for those: it reads 0). A kernel pays for what it calls, so its row
+counts its cumulative stack (its frame and its callees') and the spill bytes of its callees (those
+ptxas lists under the kernel) with its own. It
 
   --write FILE   writes them as the committed table (benchmarks/kernel_resources.tsv);
   --check FILE   compares them with that table and exits 1 when a kernel uses more registers,
@@ -24,9 +25,11 @@ import subprocess
 import sys
 
 FIELDS = ("registers", "stack", "spill_stores", "spill_loads")
+ENTRY = re.compile(r"Compiling entry function '(\S+)'")
 PROPERTIES = re.compile(r"Function properties for (\S+)")
 STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers")
+CUMULATIVE = re.compile(r"(\d+) bytes cumulative stack size")
 # ptxas is repeatable on one machine, yet the project's CI, with the same nvcc and source, once
 # gave the FP32 swarm fused kernel 0.3% more spill bytes (8,988 -> 9,016) than every run here. So a
 # row's byte figures may be exceeded by 1% of themselves; a row at 0 stays 0, registers are exact.
@@ -34,18 +37,30 @@ SLACK = 0.01
 
 
 def parse_report(text):
-    """{mangled function: {field: value}} of one .ptxas file."""
-    kernels, current = {}, None
+    """{mangled function: {field: value}} of one .ptxas file, each kernel's row with its callees'
+    spills and its cumulative stack."""
+    functions, callees, entry, current = {}, {}, None, None
     for line in text.splitlines():
-        if m := PROPERTIES.search(line):
+        if m := ENTRY.search(line):
+            entry = m.group(1)
+            callees[entry] = {}
+        elif m := PROPERTIES.search(line):
             current = m.group(1)
-            kernels.setdefault(current, dict.fromkeys(FIELDS, 0))
+            functions.setdefault(current, dict.fromkeys(FIELDS, 0))
         elif current and (m := STACK.search(line)):
-            k = kernels[current]
-            k["stack"], k["spill_stores"], k["spill_loads"] = map(int, m.groups())
+            f = functions[current]
+            f["stack"], f["spill_stores"], f["spill_loads"] = map(int, m.groups())
+            if entry and current != entry:  # listed under the kernel that calls it
+                callees[entry][current] = dict(f)
         elif current and (m := USED.search(line)):
-            kernels[current]["registers"] = int(m.group(1))
-    return kernels
+            functions[current]["registers"] = int(m.group(1))
+            if c := CUMULATIVE.search(line):
+                functions[current]["stack"] = max(functions[current]["stack"], int(c.group(1)))
+    for kernel, called in callees.items():
+        for figures in called.values():
+            for f in ("spill_stores", "spill_loads"):
+                functions[kernel][f] += figures[f]
+    return functions
 
 
 def demangle(names):

@@ -76,9 +76,10 @@ def kernel_resources(pattern: str) -> dict:
 
 
 def fused_resources() -> dict:
-    """The fused FP64 RK4 kernel ((ukes::Method)0)."""
+    """The fused FP64 RK4 kernel ((ukes::Method)0) of runs without the step projection (the
+    default)."""
     return kernel_resources(r"void ukes::cuda::system_kernel<ukes::FusedSystem<"
-                            r"ukes::models::(\w+), double, \(ukes::Method\)0> ?>")
+                            r"ukes::models::(\w+), double, \(ukes::Method\)0, false> ?>")
 
 
 def warp_resources() -> dict:

@@ -73,7 +73,9 @@ class SystemKernel {
     }
   }
 
-  template <Method kMethod>
+  // kMayProject false: s.projection is false, and the step projection's code and arrays drop out
+  // of the instantiation (the fused kernels for runs without it, kernels/backend/device/).
+  template <Method kMethod, bool kMayProject = true>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     SystemKernel sys;
@@ -86,7 +88,7 @@ class SystemKernel {
           evaluate_dynamics<Model, T>(sys.model_, q, qd, sys.t_req_, sys.p_, s.dynamics);
       State dx;
       derivative_of(y, e, dx);
-      sys.template take<kMethod>(s, out, dx, observation_of(e));
+      sys.template take<kMethod, kMayProject>(s, out, dx, observation_of(e));
     }
   }
 
@@ -142,15 +144,16 @@ class SystemKernel {
   // of the control logic for both (the staged and warp paths).
   UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
                     const Observation& e) {
-    take_with(s.method, s, out, dx, e);
+    take_with(s.method, true, s, out, dx, e);
   }
 
   // The same for a method known at compile time (s.method must be kMethod): the constant folds
-  // through take_with, and the other method's stages and storage drop out.
-  template <Method kMethod>
+  // through take_with, and the other method's stages and storage drop out; so does the step
+  // projection when kMayProject is false (s.projection must then be false).
+  template <Method kMethod, bool kMayProject = true>
   UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
                     const Observation& e) {
-    take_with(kMethod, s, out, dx, e);
+    take_with(kMethod, kMayProject, s, out, dx, e);
   }
 
   UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
@@ -161,7 +164,7 @@ class SystemKernel {
   }
 
  private:
-  UKES_HD UKES_INLINE void take_with(Method method, const RunSettings<T>& s,
+  UKES_HD UKES_INLINE void take_with(Method method, bool may_project, const RunSettings<T>& s,
                                      const BatchOutputView& out, const State& dx,
                                      const Observation& e) {
     // Whether some evaluation at a finite state found M not positive definite (why a trial step
@@ -181,7 +184,7 @@ class SystemKernel {
         complete_step(s, out, e);
         break;
       case Phase::kStep:
-        if (take_stage(method, s, out, dx, e)) return;
+        if (take_stage(method, may_project, s, out, dx, e)) return;
         break;
       case Phase::kDone:
         return;
@@ -215,8 +218,8 @@ class SystemKernel {
 
   // One of the trial step's evaluations is in: true while the step wants more (request set),
   // false once the step is decided (accepted, rejected or projected).
-  UKES_HD bool take_stage(Method method, const RunSettings<T>& s, const BatchOutputView& out,
-                          const State& dx, const Observation& e) {
+  UKES_HD bool take_stage(Method method, bool may_project, const RunSettings<T>& s,
+                          const BatchOutputView& out, const State& dx, const Observation& e) {
     T err = T(0);  // RK4 has no error estimate
     if (method == Method::kRk4) {
       if (++stage_ <= Rk4Stages<T, kD>::kStageEvaluations) {
@@ -233,7 +236,7 @@ class SystemKernel {
       }
       err = dopri5_.error_norm(h_try_, s.rtol, s.atol, x_, k_, y_, dx, state_size());
     }
-    step_result(s, out, dx, err, e);  // one call: the projection inside is inlined once
+    step_result(may_project, s, out, dx, err, e);  // one call: its projection is inlined once
     return false;
   }
 
@@ -269,8 +272,8 @@ class SystemKernel {
   // The trial step's outcome: the new state y_, k_new = f(step_end_time(), y_) with observation
   // e, and for DOPRI5 the error norm. Accepts or rejects; after a projection wants f at the
   // projected state.
-  UKES_HD void step_result(const RunSettings<T>& s, const BatchOutputView& out, const State& k_new,
-                           T err, const Observation& e) {
+  UKES_HD void step_result(bool may_project, const RunSettings<T>& s, const BatchOutputView& out,
+                           const State& k_new, T err, const Observation& e) {
     if (s.method == Method::kDopri5) {
       if (!(err <= T(1))) {
         ++rejected_;
@@ -289,7 +292,7 @@ class SystemKernel {
     x_ = y_;
     k_ = k_new;
     ++steps_;
-    if (s.projection) {
+    if (may_project && s.projection) {
       Vec<T, kN> qp, qdp;
       split(x_, qp, qdp);
       const ProjectionSettings<T> settings = projection(s);

@@ -220,6 +220,69 @@ std::string user_case_name(const ::testing::TestParamInfo<UserCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Definitions, GpuUserModels, ::testing::ValuesIn(user_cases()),
                          user_case_name);
 
+// Runs that project after every step take the fused kernel that carries the projection (the others
+// take one without it: kernels/backend/device/chunked_run.hpp), and match the CPU as closely.
+using ProjectionCase = std::tuple<std::string, Method>;
+
+class GpuProjection : public ::testing::TestWithParam<ProjectionCase> {};
+
+TEST_P(GpuProjection, ProjectingRunsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto& [name, method] = GetParam();
+  const ModelInfo& m = *find_model(name);
+  const int count = 200;
+  // Not assembled, velocities nudged too: the initial states are off the constraints by about
+  // 1e-3, so that the projection moves every system far beyond the agreement's tolerance.
+  Batch batch = varied_batch(m, count);
+  for (int i = 0; i < count; ++i) batch.qd(0, i) += 1e-3 * ((i % 13) / 12.0 - 0.5);
+  EnsembleSettings s = settings_for(m, method, Precision::kFp64);
+  s.assemble = false;
+  s.gpu_path = GpuPath::kFused;
+  BatchResults plain, cpu, gpu;
+  run_ensemble_cpu(batch, s, plain);
+  s.projection = true;
+  run_ensemble_cpu(batch, s, cpu);
+  run_ensemble_gpu(batch, s, gpu, {}, false);
+  const double tol = tolerance(method, Precision::kFp64);
+  int projected = 0;  // systems whose projection moved them by more than the tolerance
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
+    bool moved = false;
+    for (int j = 0; j < m.n; ++j) {
+      EXPECT_PRED4(close, gpu.q_at(j, i), cpu.q_at(j, i), tol, 1.0) << "q" << j << " of " << i;
+      EXPECT_PRED4(close, gpu.qd_at(j, i), cpu.qd_at(j, i), tol, 1.0) << "qd" << j << " of " << i;
+      moved = moved || !close(plain.q_at(j, i), cpu.q_at(j, i), tol, 1.0) ||
+              !close(plain.qd_at(j, i), cpu.qd_at(j, i), tol, 1.0);
+    }
+    // A model whose rows fix every coordinate (scara) ends on the same state either way; its
+    // residual maxima tell the runs apart.
+    for (int r = 0; r < m.residual_slots(); ++r) {
+      EXPECT_PRED4(close, gpu.residual_at(r, i), cpu.residual_at(r, i), tol, 1.0)
+          << "residual slot " << r << " of " << i;
+      moved = moved || !close(plain.residual_at(r, i), cpu.residual_at(r, i), tol, 1.0);
+    }
+    projected += moved ? 1 : 0;
+  }
+  // Otherwise a kernel that skipped the projection would pass as well.
+  EXPECT_GT(2 * projected, count) << "the projection moved too few systems beyond the tolerance";
+}
+
+std::vector<ProjectionCase> projection_cases() {
+  std::vector<ProjectionCase> cases;
+  for (const ModelInfo& m : catalogue_info())
+    if (m.rows() > 0)
+      for (Method method : {Method::kRk4, Method::kDopri5}) cases.emplace_back(m.name, method);
+  return cases;
+}
+
+std::string projection_case_name(const ::testing::TestParamInfo<ProjectionCase>& info) {
+  const auto& [name, method] = info.param;
+  return name + (method == Method::kRk4 ? "_rk4" : "_dopri5");
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, GpuProjection, ::testing::ValuesIn(projection_cases()),
+                         projection_case_name);
+
 // A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
 // reports every system exactly once, in order.
 TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {

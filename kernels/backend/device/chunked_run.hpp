@@ -54,7 +54,7 @@ class ChunkedRun {
  public:
   ChunkedRun(const GpuRunRequest& request, GpuRunReport& report)
       : req_(request), report_(report), settings_(to_run_settings<T>(*request.settings)) {
-    // Device code must never see the host's flag: it reads the mapped word that wait() raises.
+    // Device code must never see the host's flag: it reads the device word that wait() raises.
     settings_.cancel = stop_word_.device_word();
     // The host arrays have the model's own widths (a bucket's padding lives only in the kernels).
     if constexpr (BucketModel<Model>) {
@@ -182,11 +182,9 @@ class ChunkedRun {
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
       if (settings_.method == Method::kRk4) {
-        Api::launch_systems(stream, count,
-                            FusedSystem<Model, T, Method::kRk4>{d_in, settings_, d_out});
+        launch_fused<Method::kRk4>(stream, count, d_in, d_out);
       } else {
-        Api::launch_systems(stream, count,
-                            FusedSystem<Model, T, Method::kDopri5>{d_in, settings_, d_out});
+        launch_fused<Method::kDopri5>(stream, count, d_in, d_out);
       }
     } else if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp) {
@@ -202,6 +200,18 @@ class ChunkedRun {
     if (req_.statistics) context_->resident.append(widths_, total_, begin, d_out, stream);
     copy_out(slot, count);
     ++report_.chunks;
+  }
+
+  // The fused kernel of method kMethod; without the step projection's code and arrays when the
+  // run does not project (a smaller frame: benchmarks/perf_model/README.md, section 5).
+  template <Method kMethod>
+  void launch_fused(Stream& stream, int count, const BatchInputView& in,
+                    const BatchOutputView& out) {
+    if (settings_.projection) {
+      Api::launch_systems(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
+    } else {
+      Api::launch_systems(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
+    }
   }
 
   // Chunk-local trajectory slots, numbered in system order; slot_of maps them back.

@@ -4,8 +4,8 @@
 // long one system is (a DOPRI5 system can take 10^12 steps), so the flag is polled by the shared
 // per-system kernel (kernels/ensemble/system_kernel.hpp), not only between systems. The flag is a
 // plain 32-bit word so that one representation works everywhere: host threads read it with a
-// relaxed atomic load, and the CUDA module mirrors it into mapped pinned memory that device code
-// reads with a volatile load.
+// relaxed atomic load, and the CUDA module mirrors it into a word of device memory that device
+// code reads with a volatile load (kernels/backend/cuda/device_buffer.cuh, DeviceStopWord).
 #pragma once
 
 #include <cstdint>
@@ -39,8 +39,8 @@ UKES_HD UKES_INLINE bool stop_requested(const std::int32_t* word) {
 #endif
 }
 
-// Trial steps between two polls: cheap on the CPU, and on the GPU one read over the bus per
-// 32 steps of every thread.
+// Trial steps between two polls: cheap on the CPU, and on the GPU one read from L2 per 32 steps
+// of every warp.
 inline constexpr std::int64_t kStopPollInterval = 32;
 
 }  // namespace ukes

@@ -25,7 +25,7 @@ struct RunSettings {
   T inconsistency_tol = T(0);        // <= 0: 1e-6 (fp64) / 1e-3 (fp32), relative to 1 + |b|
   int samples = 2;                   // K >= 2 uniform sample times including t0 and t_end
   // Nonzero asks every system to stop (status kCancelled) at its next poll; null: never. Device
-  // code gets a word in mapped pinned memory (kernels/core/cancel.hpp).
+  // code gets a word in device memory (kernels/core/cancel.hpp).
   const std::int32_t* cancel = nullptr;
 };
 

@@ -64,7 +64,7 @@ struct CudaApi {
   using PinnedBuffer = cuda::PinnedBuffer<T>;
   using Stream = cuda::Stream;
   using Event = cuda::Event;
-  using StopWord = cuda::MappedStopWord;
+  using StopWord = cuda::DeviceStopWord;
   using Solver = cuda::SolverHandle;
 
   static constexpr int kMinChunkSystems = 1 << 16;  // enough threads to fill an H100 or H200

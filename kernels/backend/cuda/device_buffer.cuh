@@ -54,28 +54,41 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// A run's stop request as device code reads it (kernels/core/cancel.hpp): one word of mapped
-// pinned memory, raised by the host while it waits for a chunk.
-class MappedStopWord {
+// A run's stop request as device code reads it (kernels/core/cancel.hpp): one word of device
+// memory, raised by the host while it waits for a chunk with a copy on a stream of its own, which
+// the copy engine runs beside the kernels. Not mapped pinned memory: every poll of that crossed the
+// bus, and on an H200 a run of 262,144 systems x 500 steps, one poll per warp every 32 steps, took
+// 140 ms where its kernel alone took 15 ms (about 1 us per poll, one after another); with the word
+// in device memory it took 20 ms (benchmarks/perf_model/README.md, section 7).
+class DeviceStopWord {
  public:
-  MappedStopWord() {
-    void* host = nullptr;
-    UKES_CUDA_CHECK(cudaHostAlloc(&host, sizeof(std::int32_t), cudaHostAllocMapped));
-    host_ = static_cast<std::int32_t*>(host);
-    *host_ = 0;
-    void* device = nullptr;
-    UKES_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
-    device_ = static_cast<const std::int32_t*>(device);
+  DeviceStopWord() {
+    UKES_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    void* word = nullptr;
+    UKES_CUDA_CHECK(cudaMallocAsync(&word, sizeof(std::int32_t), stream_));
+    word_ = static_cast<std::int32_t*>(word);
+    UKES_CUDA_CHECK(cudaMemsetAsync(word_, 0, sizeof(std::int32_t), stream_));
+    UKES_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  MappedStopWord(const MappedStopWord&) = delete;
-  MappedStopWord& operator=(const MappedStopWord&) = delete;
-  ~MappedStopWord() { cudaFreeHost(host_); }
-  void raise() { *static_cast<volatile std::int32_t*>(host_) = 1; }
-  const std::int32_t* device_word() const { return device_; }
+  DeviceStopWord(const DeviceStopWord&) = delete;
+  DeviceStopWord& operator=(const DeviceStopWord&) = delete;
+  // Stream-ordered: no device-wide synchronization (as cudaFree's) that would wait on other runs.
+  ~DeviceStopWord() {
+    cudaFreeAsync(word_, stream_);
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  // A copy from pageable memory returns once staged; the engine writes the word while kernels run.
+  void raise() {
+    static const std::int32_t kRaised = 1;
+    UKES_CUDA_CHECK(
+        cudaMemcpyAsync(word_, &kRaised, sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  }
+  const std::int32_t* device_word() const { return word_; }
 
  private:
-  std::int32_t* host_ = nullptr;
-  const std::int32_t* device_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  std::int32_t* word_ = nullptr;
 };
 
 class Event {

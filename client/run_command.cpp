@@ -189,6 +189,8 @@ int run_command(const RunOptions& options) {
     else if (!out.fallback_reason.empty())
       std::fprintf(stderr, "ukes: systems from %d on ran on the CPU: %s\n", out.fallback_from,
                    out.fallback_reason.c_str());
+    if (!out.gpu_kernel.empty())
+      std::fprintf(stderr, "ukes: GPU kernel: %s\n", out.gpu_kernel.c_str());
     write_result_files(files, spec, out);
     print_summary(spec, out, total_steps(out.results));
     print_written(files, out);

@@ -21,10 +21,11 @@ scripts/fuzz.sh "${UKES_FUZZ_SECONDS:-15}"
 # The suite again with the host emulation of the GPU module as this machine's GPU
 # (kernels/backend/host_gpu/README.md): as on a machine with a GPU, every test must pin its device
 # or compare across devices within its documented tolerance. The GPU tests themselves run on it
-# in the main run (HostGpu: tests).
+# in the main run (HostGpu: tests); tests that use no device (NVRTC compiles, CPU runs of
+# generated models) run once.
 host_gpu="$(cd "$build" && pwd)/libukes_host_gpu.so"
 if [[ -f "$host_gpu" ]]; then
   UKES_CUDA_MODULE="$host_gpu" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
-    -E '^HostGpu:|GpuAgreement|GpuUserModels|GpuProjection|^Gpu(Chunks|Failures|Service|Cancel|Context)\.'
+    -E '^HostGpu:|GpuAgreement|GpuUserModels|GpuProjection|^Gpu(Chunks|Failures|Service|Cancel|Context)\.|NvrtcCompile|GeneratedModelRun'
 fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

@@ -15,6 +15,8 @@
 namespace ukes {
 
 // Owned by whoever may stop a run (a server job, the CLI); runs hold a const pointer to it.
+// Host code alone: NVRTC, which compiles only device code (kernels/backend/cuda/jit/), skips it.
+#ifndef __CUDACC_RTC__
 class CancelFlag {
  public:
   CancelFlag() = default;
@@ -28,6 +30,7 @@ class CancelFlag {
  private:
   std::int32_t word_ = 0;
 };
+#endif
 
 // Whether the word a run was given (null: never) asks it to stop.
 UKES_HD UKES_INLINE bool stop_requested(const std::int32_t* word) {

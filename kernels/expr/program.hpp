@@ -73,83 +73,102 @@ UKES_HD UKES_INLINE S truth(bool b) {
   return b ? S(1) : S(0);
 }
 
-// Unary and binary functions and operators (moves and `if` are the evaluator's).
+// Unary and binary functions and operators (moves and `if` are the evaluator's), one operation
+// at compile time: what the interpreter runs for each instruction and what code generated from a
+// program (kernels/backend/cuda/jit/codegen.hpp) calls, which then holds no other operation's code.
+template <Op kOp, class S>
+UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
+  (void)y;  // unary operations read x alone
+  if constexpr (kOp == Op::kAdd) {
+    return x + y;
+  } else if constexpr (kOp == Op::kSub) {
+    return x - y;
+  } else if constexpr (kOp == Op::kMul) {
+    return x * y;
+  } else if constexpr (kOp == Op::kDiv) {
+    return x / y;
+  } else if constexpr (kOp == Op::kNeg) {
+    return -x;
+  } else if constexpr (kOp == Op::kLt) {
+    return truth<S>(value_of(x) < value_of(y));
+  } else if constexpr (kOp == Op::kLe) {
+    return truth<S>(value_of(x) <= value_of(y));
+  } else if constexpr (kOp == Op::kGt) {
+    return truth<S>(value_of(x) > value_of(y));
+  } else if constexpr (kOp == Op::kGe) {
+    return truth<S>(value_of(x) >= value_of(y));
+  } else if constexpr (kOp == Op::kEq) {
+    return truth<S>(value_of(x) == value_of(y));
+  } else if constexpr (kOp == Op::kNe) {
+    return truth<S>(value_of(x) != value_of(y));
+  } else if constexpr (kOp == Op::kAnd) {
+    return truth<S>(value_of(x) != 0 && value_of(y) != 0);
+  } else if constexpr (kOp == Op::kOr) {
+    return truth<S>(value_of(x) != 0 || value_of(y) != 0);
+  } else if constexpr (kOp == Op::kNot) {
+    return truth<S>(value_of(x) == 0);
+  } else if constexpr (kOp == Op::kSin) {
+    return sin(x);
+  } else if constexpr (kOp == Op::kCos) {
+    return cos(x);
+  } else if constexpr (kOp == Op::kTan) {
+    return tan(x);
+  } else if constexpr (kOp == Op::kAsin) {
+    return asin(x);
+  } else if constexpr (kOp == Op::kAcos) {
+    return acos(x);
+  } else if constexpr (kOp == Op::kAtan) {
+    return atan(x);
+  } else if constexpr (kOp == Op::kSinh) {
+    return sinh(x);
+  } else if constexpr (kOp == Op::kCosh) {
+    return cosh(x);
+  } else if constexpr (kOp == Op::kTanh) {
+    return tanh(x);
+  } else if constexpr (kOp == Op::kExp) {
+    return exp(x);
+  } else if constexpr (kOp == Op::kLog) {
+    return log(x);
+  } else if constexpr (kOp == Op::kSqrt) {
+    return sqrt(x);
+  } else if constexpr (kOp == Op::kAbs) {
+    return abs(x);
+  } else if constexpr (kOp == Op::kSign) {
+    return sign(x);
+  } else if constexpr (kOp == Op::kAtan2) {
+    return atan2(x, y);
+  } else if constexpr (kOp == Op::kPow) {
+    return pow(x, y);
+  } else if constexpr (kOp == Op::kHypot) {
+    return hypot(x, y);
+  } else if constexpr (kOp == Op::kMin) {
+    return jet_min(x, y);  // the chosen operand's value and derivatives
+  } else if constexpr (kOp == Op::kMax) {
+    return jet_max(x, y);
+  } else {
+    // A new operation without a branch here fails to compile, not a silent NaN.
+    static_assert(kOp == Op::kAdd, "an operation without a definition in expr::detail::apply");
+  }
+}
+
+// The same with the operation known at run time (the interpreter on the device, which keeps a
+// second dispatch: see run_segment).
 template <class S>
 UKES_HD UKES_INLINE S apply(Op op, const S& x, const S& y) {
   switch (op) {
-    case Op::kAdd:
-      return x + y;
-    case Op::kSub:
-      return x - y;
-    case Op::kMul:
-      return x * y;
-    case Op::kDiv:
-      return x / y;
-    case Op::kNeg:
-      return -x;
-    case Op::kLt:
-      return truth<S>(value_of(x) < value_of(y));
-    case Op::kLe:
-      return truth<S>(value_of(x) <= value_of(y));
-    case Op::kGt:
-      return truth<S>(value_of(x) > value_of(y));
-    case Op::kGe:
-      return truth<S>(value_of(x) >= value_of(y));
-    case Op::kEq:
-      return truth<S>(value_of(x) == value_of(y));
-    case Op::kNe:
-      return truth<S>(value_of(x) != value_of(y));
-    case Op::kAnd:
-      return truth<S>(value_of(x) != 0 && value_of(y) != 0);
-    case Op::kOr:
-      return truth<S>(value_of(x) != 0 || value_of(y) != 0);
-    case Op::kNot:
-      return truth<S>(value_of(x) == 0);
-    case Op::kSin:
-      return sin(x);
-    case Op::kCos:
-      return cos(x);
-    case Op::kTan:
-      return tan(x);
-    case Op::kAsin:
-      return asin(x);
-    case Op::kAcos:
-      return acos(x);
-    case Op::kAtan:
-      return atan(x);
-    case Op::kSinh:
-      return sinh(x);
-    case Op::kCosh:
-      return cosh(x);
-    case Op::kTanh:
-      return tanh(x);
-    case Op::kExp:
-      return exp(x);
-    case Op::kLog:
-      return log(x);
-    case Op::kSqrt:
-      return sqrt(x);
-    case Op::kAbs:
-      return abs(x);
-    case Op::kSign:
-      return sign(x);
-    case Op::kAtan2:
-      return atan2(x, y);
-    case Op::kPow:
-      return pow(x, y);
-    case Op::kHypot:
-      return hypot(x, y);
-    case Op::kMin:
-      return jet_min(x, y);  // the chosen operand's value and derivatives
-    case Op::kMax:
-      return jet_max(x, y);
-      // Moves and `if` are run_segment's; no default, so that a new operation without a case
-      // here is a compiler warning (an error in our builds), not a silent NaN.
-#define UKES_EXPR_NOT_HERE(Name) case Op::k##Name:
-      UKES_EXPR_MOVES(UKES_EXPR_NOT_HERE)
-#undef UKES_EXPR_NOT_HERE
-    case Op::kIf:
-    case Op::kCount:
+#define UKES_EXPR_APPLY_CASE_1(Name) \
+  case Op::k##Name:                  \
+    return apply<Op::k##Name>(x, y);
+#define UKES_EXPR_APPLY_CASE_2(Name) UKES_EXPR_APPLY_CASE_1(Name)
+#define UKES_EXPR_APPLY_CASE_3(Name)  // `if`: run_segment's
+#define UKES_EXPR_APPLY_CASE(Name, spelling, arity) UKES_EXPR_APPLY_CASE_##arity(Name)
+    UKES_EXPR_OPERATORS(UKES_EXPR_APPLY_CASE)
+    UKES_EXPR_FUNCTIONS(UKES_EXPR_APPLY_CASE)
+#undef UKES_EXPR_APPLY_CASE
+#undef UKES_EXPR_APPLY_CASE_3
+#undef UKES_EXPR_APPLY_CASE_2
+#undef UKES_EXPR_APPLY_CASE_1
+    default:  // moves and `if` are run_segment's
       break;
   }
   return S(NAN);
@@ -211,11 +230,11 @@ UKES_HD UKES_DEVICE_NOINLINE void run_segment(const ProgramView& program, Segmen
 #else
       case Op::kCount:
         break;
-        // A case per operation, in which apply's switch folds away: one dispatch per instruction
-        // rather than two (which cost the user models 6-9% of their time on the CPU).
+        // A case per operation, each calling its operation directly: one dispatch per
+        // instruction rather than two (which cost the user models 6-9% of their time on the CPU).
 #define UKES_EXPR_APPLY_1(Name)                                   \
   case Op::k##Name:                                               \
-    assign(r(i.dst), detail::apply(Op::k##Name, r(i.a), r(i.b))); \
+    assign(r(i.dst), detail::apply<Op::k##Name>(r(i.a), r(i.b))); \
     break;
 #define UKES_EXPR_APPLY_2(Name) UKES_EXPR_APPLY_1(Name)
 #define UKES_EXPR_APPLY_3(Name)  // `if`, above

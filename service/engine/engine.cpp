@@ -65,7 +65,7 @@ struct SliceDevice {
            const std::vector<std::int32_t>& recorded, BatchResults& part) {
     if (device == Device::kGpu) {
       try {
-        run_ensemble_gpu(batch, settings, part, recorded, false);
+        out.gpu_kernel = run_ensemble_gpu(batch, settings, part, recorded, false).kernel;
         return;
       } catch (const GpuUnusableError& e) {
         if (!may_fall_back) throw;

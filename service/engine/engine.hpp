@@ -77,6 +77,9 @@ struct RunOutcome {
   // (GpuUnusableError): why systems from fallback_from on ran on the CPU.
   std::string fallback_reason;
   int fallback_from = 0;
+  // A user model on the GPU: which fused kernel ran (GpuRunReport::kernel; compiled for the
+  // model, or the bucket's interpreter and why).
+  std::string gpu_kernel;
 };
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});

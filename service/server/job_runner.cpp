@@ -110,6 +110,8 @@ void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes) {
       publish_slice(job, slice);
     };
     const RunOutcome out = execute(spec, options);
+    if (!out.gpu_kernel.empty())
+      log_event(LogLevel::kInfo, "job_gpu_kernel", {{"job", job.id()}, {"kernel", out.gpu_kernel}});
     std::string note;
     if (!out.fallback_reason.empty()) {
       log_event(

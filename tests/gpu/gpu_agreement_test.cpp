@@ -220,6 +220,24 @@ std::string user_case_name(const ::testing::TestParamInfo<UserCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Definitions, GpuUserModels, ::testing::ValuesIn(user_cases()),
                          user_case_name);
 
+// On a CUDA device a user model runs the fused kernel compiled for it with NVRTC
+// (kernels/backend/cuda/compiled_kernels.cuh), not its bucket's interpreter; the report says
+// which ran. The host emulation has no NVRTC and always interprets.
+TEST(GpuUserModelKernel, ACudaDeviceRunsTheKernelCompiledForTheModel) {
+  SKIP_WITHOUT_GPU();
+  const auto user = example_model("scara");
+  EnsembleSettings s = settings_for(*find_model("scara"), Method::kRk4, Precision::kFp64);
+  s.gpu_path = GpuPath::kFused;
+  BatchResults gpu;
+  const GpuRunReport report = run_ensemble_gpu(varied_batch(*user, 100), s, gpu, {}, false);
+  if (testing::emulated_gpu()) {
+    EXPECT_TRUE(report.kernel.empty()) << report.kernel;
+  } else {
+    EXPECT_EQ(report.kernel.rfind("compiled for the model", 0), 0u) << report.kernel;
+  }
+  for (int i = 0; i < gpu.count; ++i) ASSERT_EQ(gpu.status[i], 0) << "system " << i;
+}
+
 // Runs that project after every step take the fused kernel that carries the projection (the others
 // take one without it: kernels/backend/device/chunked_run.hpp), and match the CPU as closely.
 using ProjectionCase = std::tuple<std::string, Method>;

@@ -7,11 +7,15 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "kernels/backend/cuda/compiled_kernels.cuh"
 #include "kernels/backend/cuda/cuda_check.cuh"
 #include "kernels/backend/cuda/device_buffer.cuh"
 #include "kernels/backend/cuda/device_statistics.hpp"
+#include "kernels/backend/cuda/system_kernel.cuh"
 #include "kernels/backend/cuda/warp_team.cuh"
 #include "kernels/backend/device/system_kernels.hpp"
 #include "kernels/backend/thrust/statistics_input.hpp"
@@ -19,20 +23,9 @@
 
 namespace ukes::cuda {
 
-// The kernels take their function object as a __grid_constant__ parameter: its operator() takes
-// the object's address, which would otherwise copy the whole object (views and settings, about
-// 300 B) into each thread's stack (ptxas: scara warp FP64 400 B -> 40 B, fused FP64 2520 B ->
-// 2248 B).
-
-// kernel(i) for each of `count` systems, one thread each.
-template <class Kernel>
-__global__ void system_kernel(int count, const __grid_constant__ Kernel kernel) {
-  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < count) kernel(i);
-}
-
 // kernel(warp, i) for each of `count` systems, one warp each. Whole warps return together (the
 // grid is a whole number of warps): every lane of a live warp takes part in every collective.
+// The function object is a __grid_constant__ parameter, as system_kernel.cuh says why.
 template <class Kernel>
 __global__ void team_kernel(int count, const __grid_constant__ Kernel kernel) {
   const WarpTeam team;
@@ -97,6 +90,23 @@ struct CudaApi {
     const int blocks = (count + kFusedBlockThreads - 1) / kFusedBlockThreads;
     cuda::system_kernel<<<blocks, kFusedBlockThreads, 0, stream.get()>>>(count, kernel);
     cuda::check_launch("system_kernel");
+  }
+  // A user model's fused kernel compiled at run time (compiled_kernels.cuh), for the kernel
+  // object type Kernel = FusedSystem<UserModel<K>, T, method, projection>, whose bytes it takes.
+  using CompiledKernel = cuda::CompiledKernel;
+  template <class Kernel>
+  static std::shared_ptr<const CompiledKernel> compile(const UserModelProgram& program,
+                                                       const CancelFlag* cancel, std::string* why) {
+    return cuda::compiled_fused_kernel(program, cuda::FusedSpecOf<Kernel>::get(), cancel, why);
+  }
+  template <class Kernel>
+  static void launch_compiled(Stream& stream, int count, const CompiledKernel& compiled,
+                              const Kernel& kernel) {
+    if (count <= 0) return;
+    const int blocks = (count + kFusedBlockThreads - 1) / kFusedBlockThreads;
+    void* args[] = {&count, const_cast<Kernel*>(&kernel)};
+    UKES_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(compiled.kernel), dim3(blocks),
+                                     dim3(kFusedBlockThreads), args, 0, stream.get()));
   }
   template <class Kernel>
   static void launch_teams(Stream& stream, int count, const Kernel& kernel) {

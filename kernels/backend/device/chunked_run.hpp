@@ -74,6 +74,7 @@ class ChunkedRun {
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
+    if constexpr (BucketModel<Model> && CompilesKernels<Api>) compile_fused();
     report_.path = path_;
     report_.context_reused = context_.reused();
   }
@@ -208,10 +209,40 @@ class ChunkedRun {
   void launch_fused(Stream& stream, int count, const BatchInputView& in,
                     const BatchOutputView& out) {
     if (settings_.projection) {
-      Api::launch_systems(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
+      launch_fused(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
     } else {
-      Api::launch_systems(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
+      launch_fused(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
     }
+  }
+  template <class Kernel>
+  void launch_fused(Stream& stream, int count, const Kernel& kernel) {
+    if constexpr (BucketModel<Model> && CompilesKernels<Api>) {
+      if (compiled_) {
+        Api::launch_compiled(stream, count, *compiled_, kernel);
+        return;
+      }
+    }
+    Api::launch_systems(stream, count, kernel);
+  }
+
+  // A user model's fused kernel compiled for it at run time (CompilesKernels, device_api.hpp),
+  // for this run's method and projection option; without one the bucket's interpreted kernel
+  // runs. The report says which, and why.
+  void compile_fused() {
+    std::string why;
+    const UserModelProgram& program = *req_.input.program;
+    const CancelFlag* cancel = req_.settings->cancel;
+    const auto compile = [&]<Method kMethod>() {
+      return settings_.projection ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(
+                                        program, cancel, &why)
+                                  : Api::template compile<FusedSystem<Model, T, kMethod, false>>(
+                                        program, cancel, &why);
+    };
+    compiled_ = settings_.method == Method::kRk4 ? compile.template operator()<Method::kRk4>()
+                                                 : compile.template operator()<Method::kDopri5>();
+    report_.kernel = compiled_ ? compiled_->description
+                               : "the interpreter of bucket " + std::to_string(Model::kN) +
+                                     " (no compiled kernel: " + why + ")";
   }
 
   // Chunk-local trajectory slots, numbered in system order; slot_of maps them back.
@@ -299,8 +330,9 @@ class ChunkedRun {
   int chunk_ = 0;
   int trajectory_capacity_ = 0;
   GpuPath path_ = GpuPath::kFused;
-  std::unique_ptr<DeviceProgram<Api>> program_;  // a user model's, for the whole run
-  ContextLease<Api> context_;                    // slots, resident summaries, solver handle
+  std::unique_ptr<DeviceProgram<Api>> program_;            // a user model's, for the whole run
+  std::shared_ptr<const CompiledKernelOf<Api>> compiled_;  // see compile_fused
+  ContextLease<Api> context_;  // slots, resident summaries, solver handle
   std::array<Slot, 2>& slots_ = context_->slots;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.
   std::array<std::unique_ptr<StagedDeviceBuffers<Api, Model, T>>, 2> warp_buffers_;

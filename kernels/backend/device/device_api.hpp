@@ -22,6 +22,11 @@
 //   launch_teams(stream, count, kernel)       kernel(team, i) with a team of kWarpSize lanes each
 //   run_staged<Model, T>(in, settings, out, stream, solver, cancel)   the staged path, blocking
 //   statistics(ThrustStatisticsInput, stream, failed_ids)            after the queued work
+// and, where the API can compile kernels at run time (CUDA's, through NVRTC; CompilesKernels):
+//   CompiledKernel                            a kernel compiled for one user model
+//   compile<Kernel>(program, cancel, &why)    shared_ptr to it, or null with the reason (a
+//                                             cancelled run stops waiting for the compiler)
+//   launch_compiled(stream, count, compiled, kernel)   as launch_systems, on the compiled kernel
 // Every failure throws std::runtime_error naming the call.
 #pragma once
 
@@ -44,5 +49,23 @@ concept DeviceApi = requires(typename Api::Stream& stream, void* dst, const void
   Api::copy_now(dst, src, bytes);
   { Api::free_memory() } -> std::same_as<std::size_t>;
 };
+
+// Whether Api compiles kernels for one user model at run time (see above).
+template <class Api>
+concept CompilesKernels = requires {
+  typename Api::CompiledKernel;
+};
+
+// Api::CompiledKernel where there is one, else void.
+template <class Api>
+struct CompiledKernelType {
+  using type = void;
+};
+template <CompilesKernels Api>
+struct CompiledKernelType<Api> {
+  using type = typename Api::CompiledKernel;
+};
+template <class Api>
+using CompiledKernelOf = typename CompiledKernelType<Api>::type;
 
 }  // namespace ukes

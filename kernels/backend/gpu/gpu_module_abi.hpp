@@ -64,6 +64,9 @@ struct GpuRunReport {
   // Whether the run leased streams and buffers an earlier run of this process had set up
   // (kernels/backend/device/device_context.hpp).
   bool context_reused = false;
+  // A user model's fused kernel: compiled for the model (its figures), or the bucket's
+  // interpreter and why (kernels/backend/cuda/compiled_kernels.cuh); empty for built-ins.
+  std::string kernel;
   EnsembleStatistics statistics;         // when requested
   std::vector<std::int32_t> failed_ids;  // with the statistics: systems not ok, ascending
 };

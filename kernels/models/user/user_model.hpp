@@ -28,20 +28,68 @@ struct UserModelProgram {
 // Parameters a user model may have, its derived ones included: a system's kernel holds them all.
 inline constexpr int kUserParamCapacity = expr::kParameterSlots;
 
-template <int kCapacity>
+// How a user model's functions run: by the interpreter of kernels/expr/program.hpp, everywhere.
+// A kernel compiled at run time for one model runs code generated from its program instead
+// (kernels/backend/cuda/jit/codegen.hpp), through the same UserModel: only the evaluation and
+// the sizes differ.
+struct InterpretedSegments {
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void run(const UserModelProgram& program, expr::Segment segment,
+                                      const expr::Inputs<S, T>& in, const Store& store) {
+    expr::run_segment<expr::kMaxRegisters>(program.code, segment, in, store);
+  }
+};
+
+// The capacities a UserModel's kernels size their arrays by. The interpreter's are its bucket's.
+// Generated segments know their model (kShape, kParamSlots, kNonIdeal): their capacity is the
+// bucket that fits the model exactly (square, as every bucket: the padded pseudoinverse needs
+// it) and their shape a constant, so the kernels' loops run to the model's sizes at compile time
+// as for a built-in model.
+template <class Segments, int kCapacity>
+struct UserCapacities {
+  static constexpr bool kFixedShape = false;
+  static constexpr int kN = kCapacity, kParams = kUserParamCapacity;
+  static constexpr bool kNonIdeal = true;  // whether it has one is the program's to say
+};
+template <class Segments, int kCapacity>
+requires requires { Segments::kShape; }
+struct UserCapacities<Segments, kCapacity> {
+  static constexpr bool kFixedShape = true;
+  static constexpr int kRows = Segments::kShape.position_rows + Segments::kShape.velocity_rows;
+  static constexpr int kN = Segments::kShape.n > kRows ? Segments::kShape.n : kRows;
+  static constexpr int kParams = Segments::kParamSlots;
+  static constexpr bool kNonIdeal = Segments::kNonIdeal;
+};
+
+// kCapacity: the bucket (kernels/models/user/buckets.hpp); the interpreter's capacities.
+template <int kCapacity, class Segments = InterpretedSegments>
 class UserModel {
+  using Capacities = UserCapacities<Segments, kCapacity>;
+
  public:
   static constexpr const char* kName = "user";
-  static constexpr int kN = kCapacity;
-  static constexpr int kRowCapacity = kCapacity;
-  static constexpr int kParamCapacity = kUserParamCapacity;
-  static constexpr bool kNonIdeal = true;  // whether it has one is the program's to say
+  static constexpr int kN = Capacities::kN;
+  static constexpr int kRowCapacity = Capacities::kN;
+  static constexpr int kParamCapacity = Capacities::kParams;
+  static constexpr bool kNonIdeal = Capacities::kNonIdeal;
 
   UKES_HD UserModel() = default;
   UKES_HD explicit UserModel(const UserModelProgram* program) : program_(program) {}
 
-  UKES_HD ModelShape shape() const { return program_->shape; }
-  UKES_HD bool nonideal() const { return program_->nonideal; }
+  UKES_HD ModelShape shape() const {
+    if constexpr (Capacities::kFixedShape) {
+      return Segments::kShape;
+    } else {
+      return program_->shape;
+    }
+  }
+  UKES_HD bool nonideal() const {
+    if constexpr (Capacities::kFixedShape) {
+      return Segments::kNonIdeal;
+    } else {
+      return program_->nonideal;
+    }
+  }
 
   template <class T>
   UKES_HD void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) const {
@@ -111,8 +159,9 @@ class UserModel {
   };
 
   template <class S, class T, class Store>
-  UKES_HD void run(expr::Segment segment, const expr::Inputs<S, T>& in, const Store& store) const {
-    expr::run_segment<expr::kMaxRegisters>(program_->code, segment, in, store);
+  UKES_HD UKES_INLINE void run(expr::Segment segment, const expr::Inputs<S, T>& in,
+                               const Store& store) const {
+    Segments::run(*program_, segment, in, store);
   }
 
   const UserModelProgram* program_ = nullptr;

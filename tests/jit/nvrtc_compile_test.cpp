@@ -1,0 +1,99 @@
+// NVRTC compiles the fused kernel of every example model (client/examples/models/) from its
+// generated code, on the host alone (no GPU), against the headers embedded in the module: what
+// a GPU run of a user model compiles (kernels/backend/cuda/compiled_kernels.cu). ptxas's figures
+// for each are printed and must beat the interpreted kernel of the model's bucket, whose figures
+// are the committed table's (benchmarks/kernel_resources.tsv).
+#include <gtest/gtest.h>
+
+#ifdef UKES_HAVE_NVRTC
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "example_segments.hpp"  // UKES_EXAMPLE_SEGMENTS: the example models
+#include "kernels/backend/cuda/jit/nvrtc_compiler.hpp"
+#include "kernels/backend/device/system_kernels.hpp"
+#include "tests/support/example_models.hpp"
+
+namespace ukes {
+namespace {
+
+struct Variant {
+  bool fp64;
+  Method method;
+  bool project;
+};
+
+// The committed row of the interpreted kernel with this bucket and variant: {registers, stack}.
+std::vector<int> interpreted_row(int bucket, const Variant& v) {
+  const std::string kernel =
+      "void ukes::cuda::system_kernel<ukes::FusedSystem<ukes::UserModel<" + std::to_string(bucket) +
+      ", ukes::InterpretedSegments>, " + (v.fp64 ? "double" : "float") + ", (ukes::Method)" +
+      std::to_string(static_cast<int>(v.method)) + ", " + (v.project ? "true" : "false") + "> >(";
+  std::ifstream table(std::string(UKES_SOURCE_DIR) + "/benchmarks/kernel_resources.tsv");
+  std::string line;
+  while (std::getline(table, line)) {
+    if (line.find(kernel) == std::string::npos) continue;
+    std::istringstream fields(line);
+    int registers = 0, stack = 0;
+    fields >> registers >> stack;
+    return {registers, stack};
+  }
+  return {};
+}
+
+class NvrtcCompile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvrtcCompile, GeneratedKernelCompilesSmallerThanTheInterpreted) {
+  const auto model = example_model(GetParam());
+  const int bucket = model->user->bucket;
+  for (const Variant v :
+       {Variant{true, Method::kRk4, false}, Variant{false, Method::kDopri5, true}}) {
+    jit::FusedKernelSpec spec;
+    spec.bucket = bucket;
+    spec.fp64 = v.fp64;
+    spec.method = v.method;
+    spec.project = v.project;
+    spec.host_size = sizeof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
+    spec.host_align = alignof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
+    if (!v.fp64) {
+      spec.host_size = sizeof(FusedSystem<UserModel<4>, float, Method::kDopri5, true>);
+      spec.host_align = alignof(FusedSystem<UserModel<4>, float, Method::kDopri5, true>);
+    }
+    jit::CompiledKernel kernel;
+    try {
+      kernel = jit::compile_kernel(jit::fused_source(model->user->program, spec), 90);
+    } catch (const jit::JitError& e) {
+      FAIL() << e.what();
+    }
+    EXPECT_FALSE(kernel.cubin.empty());
+    const jit::KernelResources& r = kernel.resources;
+    std::printf(
+        "%s bucket %d %s %s%s: %d registers, %d B stack, %d/%d B spill stores/loads, "
+        "compiled in %.1f s\n",
+        GetParam().c_str(), bucket, v.fp64 ? "FP64" : "FP32",
+        v.method == Method::kRk4 ? "RK4" : "DOPRI5", v.project ? " projecting" : "", r.registers,
+        r.stack, r.spill_stores, r.spill_loads, kernel.compile_s);
+    ASSERT_GT(r.registers, 0) << kernel.ptxas_report;
+    const std::vector<int> interpreted = interpreted_row(bucket, v);
+    ASSERT_EQ(interpreted.size(), 2u) << "no committed row for bucket " << bucket;
+    EXPECT_LT(r.stack, interpreted[1]) << "the interpreted kernel's stack: " << interpreted[1];
+  }
+}
+
+std::vector<std::string> example_names() {
+#define UKES_EXAMPLE_NAME(name, bucket) #name,
+  return {UKES_EXAMPLE_SEGMENTS(UKES_EXAMPLE_NAME)};
+#undef UKES_EXAMPLE_NAME
+}
+
+INSTANTIATE_TEST_SUITE_P(ExampleModels, NvrtcCompile, ::testing::ValuesIn(example_names()),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace ukes
+
+#endif  // UKES_HAVE_NVRTC

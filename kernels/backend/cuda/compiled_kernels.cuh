@@ -1,6 +1,7 @@
 // Fused kernels compiled at run time for one user model (kernels/backend/cuda/jit/): the model's
 // program as code instead of the interpreter's register file in local memory. Compiled on a
-// model's first run on the device, then kept for the process (each variant of each model once);
+// model's first run on the device, then kept for the process (each variant of each model once,
+// the 64 most recently used);
 // where one cannot be compiled or loaded, the run uses the bucket's interpreted kernel, and the
 // report says why. UKES_GPU_JIT=0 turns this off.
 #pragma once

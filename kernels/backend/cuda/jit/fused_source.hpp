@@ -1,7 +1,8 @@
 // The translation unit NVRTC compiles for one user model (kernels/backend/cuda/jit/
-// nvrtc_compiler.hpp): the model's segments as code (codegen.hpp) in a UserModel of its bucket,
-// and the fused kernel of kernels/backend/cuda/system_kernel.cuh over it, for one precision,
-// method and projection option: the kernel nvcc builds for a built-in model.
+// nvrtc_compiler.hpp): the model's segments as code (codegen.hpp) in UserModel<K, Segments>,
+// which takes the model's own sizes (K, its bucket, only names it), and the fused kernel of
+// kernels/backend/cuda/system_kernel.cuh over it, for one precision, method and projection
+// option: the kernel nvcc builds for a built-in model.
 //
 // Host code builds FusedSystem<UserModel<K>, T, method, projection> (the interpreter's) and
 // passes its bytes to this kernel: FusedSystem's members (batch views and settings) do not

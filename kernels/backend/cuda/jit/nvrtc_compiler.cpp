@@ -25,7 +25,7 @@ std::string standard_header(const std::string& name) {
          ">\nnamespace std {\nusing namespace cuda::std;\n}\n";
 }
 
-// NVRTC's log, cut to its first lines: enough to name the error, bounded however long it is.
+// NVRTC's log, whole (compile_kernel cuts what it passes on).
 std::string log_of(nvrtcProgram program) {
   std::size_t size = 0;
   if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};

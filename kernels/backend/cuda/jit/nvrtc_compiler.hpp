@@ -3,7 +3,7 @@
 // so that an installed module needs no source tree, and against the CUDA toolkit's libcu++
 // (cuda/std), which stands in for the few standard headers device code includes. Runs on the
 // host alone: CI compiles every example model's kernel here without a GPU
-// (tests/gpu/jit_compile_test.cpp).
+// (tests/jit/nvrtc_compile_test.cpp).
 #pragma once
 
 #include <stdexcept>

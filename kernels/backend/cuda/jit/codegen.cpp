@@ -65,16 +65,14 @@ class SegmentWriter {
     const auto op = static_cast<Op>(i.op);
     switch (op) {
       case Op::kLoadQ:
-        out_ << "    const S& " << v << " = in.q[" << i.a << "];\n";
-        break;
       case Op::kLoadQd:
-        out_ << "    const S& " << v << " = in.qd[" << i.a << "];\n";
+      case Op::kLoadQc: {
+        const char* array = op == Op::kLoadQ ? "q" : op == Op::kLoadQd ? "qd" : "qc";
+        out_ << "    const S& " << v << " = in." << array << "[" << i.a << "];\n";
         break;
+      }
       case Op::kLoadT:
         out_ << "    const S& " << v << " = in.t;\n";
-        break;
-      case Op::kLoadQc:
-        out_ << "    const S& " << v << " = in.qc[" << i.a << "];\n";
         break;
       case Op::kLoadParam:
         out_ << "    const S " << v << "(in.p[" << i.a << "]);\n";

@@ -1,11 +1,14 @@
-// Ensemble driver for the peer comparison: runs one catalogue model at given batch sizes, method,
-// precision and thread count on a backend and prints one JSON line per batch size with the wall
-// time and system-steps/s. With --dump-dir it also writes the initial conditions it integrated
-// and the final states it reached as .npy files, so that every peer integrates exactly the same
-// systems and is checked against our final states before its time counts.
+// Ensemble driver for the peer comparison: runs one catalogue model (or a user model's definition
+// file) at given batch sizes, method, precision and thread count on a backend and prints one JSON
+// line per batch size with the wall time and system-steps/s; on the GPU also the chunks' kernel
+// times added and, for a user model, which kernel ran (compiled for it, or the bucket's
+// interpreter). With --dump-dir it also writes the initial conditions it integrated and the final
+// states it reached as .npy files, so that every peer integrates exactly the same systems and is
+// checked against our final states before its time counts.
 //
 //   ensemble_driver --list
 //   ensemble_driver --model scara --n 100,1000 --method rk4 --steps 200 --dt 1e-3 --threads 2
+//   ensemble_driver --definition client/examples/models/scara.json --n 65536 --device gpu
 //
 // Initial conditions (one rule, here, for every implementation): system i starts from the model's
 // default state perturbed by eps_i = 1e-3 * frac(i * golden ratio) (see perturbed_batch).
@@ -15,9 +18,12 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +32,7 @@
 #include "kernels/backend/backend.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/ensemble/ensemble.hpp"
+#include "kernels/models/user/compiled_model.hpp"
 
 namespace {
 
@@ -90,6 +97,7 @@ json backends_json() {
 
 struct Options {
   std::string model;
+  std::string definition;  // a user model's definition file, instead of --model
   std::vector<int> counts;
   std::string method = "rk4";
   std::string precision = "fp64";
@@ -136,11 +144,18 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
   }
   const int warmup = o.warmup >= 0 ? o.warmup : (device == ukes::Device::kGpu ? 1 : 0);
   ukes::BatchResults r;
-  for (int w = 0; w < warmup; ++w) ukes::run_ensemble(device, batch, s, r);
+  ukes::GpuRunReport report;  // the last GPU run's
+  const auto run = [&] {
+    if (device == ukes::Device::kGpu)
+      report = ukes::run_ensemble_gpu(batch, s, r);
+    else
+      ukes::run_ensemble(device, batch, s, r);
+  };
+  for (int w = 0; w < warmup; ++w) run();
   std::vector<double> walls;
   for (int rep = 0; rep < std::max(1, o.repetitions); ++rep) {
     const auto start = std::chrono::steady_clock::now();
-    ukes::run_ensemble(device, batch, s, r);
+    run();
     walls.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
@@ -167,6 +182,10 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
       {"systems_per_s", count / wall},
       {"system_steps_per_s", static_cast<double>(system_steps) / wall},
       {"status_ok", ok}};
+  if (device == ukes::Device::kGpu) {
+    line["kernel_s_sum"] = report.kernel_s;
+    if (!report.kernel.empty()) line["gpu_kernel"] = report.kernel;
+  }
   if (o.method == "dopri5") {
     line["rtol"] = o.rtol;
     line["atol"] = o.atol;
@@ -190,6 +209,14 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
   return line;
 }
 
+std::shared_ptr<const ukes::ModelInfo> read_definition(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ukes::make_user_model_info(ukes::parse_user_model_text(text.str()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,6 +225,7 @@ int main(int argc, char** argv) {
   bool list = false;
   app.add_flag("--list", list, "print the available backends and models as JSON, then exit");
   app.add_option("--model", o.model, "catalogue model");
+  app.add_option("--definition", o.definition, "a user model's definition file (JSON)");
   app.add_option("--n", o.counts, "batch sizes (comma separated)")->delimiter(',');
   app.add_option("--method", o.method)->check(CLI::IsMember({"rk4", "dopri5"}));
   app.add_option("--precision", o.precision)->check(CLI::IsMember({"fp64", "fp32"}));
@@ -221,9 +249,16 @@ int main(int argc, char** argv) {
     std::cout << json{{"backends", backends_json()}, {"models", models}}.dump() << std::endl;
     return 0;
   }
-  const ukes::ModelInfo* info = ukes::find_model(o.model);
+  std::shared_ptr<const ukes::ModelInfo> user_model;
+  try {
+    user_model = o.definition.empty() ? nullptr : read_definition(o.definition);
+  } catch (const std::exception& e) {
+    std::cerr << "ensemble_driver: " << o.definition << ": " << e.what() << "\n";
+    return 2;
+  }
+  const ukes::ModelInfo* info = user_model ? user_model.get() : ukes::find_model(o.model);
   if (info == nullptr || o.counts.empty()) {
-    std::cerr << "ensemble_driver: need --model (a catalogue name) and --n\n";
+    std::cerr << "ensemble_driver: need --model (a catalogue name) or --definition, and --n\n";
     return 2;
   }
   const ukes::Device device = o.device == "gpu" ? ukes::Device::kGpu : ukes::Device::kCpu;

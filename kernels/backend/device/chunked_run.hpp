@@ -283,7 +283,7 @@ class ChunkedRun {
   void drain(Slot& slot) {
     if (slot.begin == slot.end) return;
     wait(slot.stream);
-    report_.device_s += 1e-3 * Api::elapsed_ms(slot.kernel_start, slot.kernel_stop);
+    report_.kernel_s += 1e-3 * Api::elapsed_ms(slot.kernel_start, slot.kernel_stop);
     const int count = slot.end - slot.begin;
     const BatchOutputView h = slot.host.output_view(widths_, count);
     const BatchOutputView& out = req_.output;

@@ -60,7 +60,9 @@ struct GpuRunReport {
   GpuPath path = GpuPath::kAuto;  // the path that ran
   int chunks = 0;
   int chunk_systems = 0;  // systems per chunk
-  double device_s = 0.0;  // integration time measured with device events
+  // The chunks' kernel times (device events), added: the two slots' kernels may run at once, so
+  // this can exceed the run's wall time.
+  double kernel_s = 0.0;
   // Whether the run leased streams and buffers an earlier run of this process had set up
   // (kernels/backend/device/device_context.hpp).
   bool context_reused = false;

@@ -57,10 +57,11 @@ struct Gains {
   double beta = 0.0;
 };
 
-// A model defined at run time (kernels/models/user/user_model.hpp) is a value: one type per size
-// bucket holds any model up to the bucket's capacities, with its own sizes below them. The
-// kernels size their arrays by the capacities below and stop their loops at the sizes a model
-// instance reports (model_shape); a built-in model's sizes are its compile-time constants.
+// A model defined at run time and interpreted (kernels/models/user/user_model.hpp) is a value: one
+// type per size bucket holds any model up to the bucket's capacities, with its own sizes below
+// them. The kernels size their arrays by the capacities below and stop their loops at the sizes a
+// model instance reports (model_shape). A built-in model's sizes are its compile-time constants,
+// and so are those of a user model's kernel compiled for it (not a bucket model).
 template <class Model>
 concept BucketModel = requires {
   Model::kRowCapacity;
@@ -100,7 +101,7 @@ inline constexpr int kResidualSlots = kPositionCapacity<Model> + kRows<Model>;
 
 template <class Model>
 inline constexpr int kParamCount = [] {
-  if constexpr (BucketModel<Model>) {
+  if constexpr (requires { Model::kParamCapacity; }) {
     return Model::kParamCapacity;
   } else if constexpr (requires { Model::kParams; }) {
     return static_cast<int>(sizeof(Model::kParams) / sizeof(ParamSpec));
@@ -141,11 +142,11 @@ UKES_HD UKES_INLINE bool has_nonideal_force(const Model& model) {
   }
 }
 
-// The model instance a batch runs: a built-in carries nothing; a bucket model reads its program
-// from the batch (BatchInputView::program).
+// The model instance a batch runs: a built-in carries nothing; a user model (interpreted, or
+// compiled for it) reads its program from the batch (BatchInputView::program).
 template <class Model, class Input>
 UKES_HD UKES_INLINE Model model_for(const Input& in) {
-  if constexpr (BucketModel<Model>) {
+  if constexpr (requires { Model(in.program); }) {
     return Model(in.program);
   } else {
     (void)in;
@@ -154,11 +155,11 @@ UKES_HD UKES_INLINE Model model_for(const Input& in) {
 }
 
 // Fills the parameter slots a model derives from its parameters (p holds kParamCount<Model>,
-// its own first): a bucket model's parameter-only values, computed once per system rather than
-// in every evaluation. Built-ins derive nothing.
+// its own first): a user model's parameter-only values, computed once per system rather than in
+// every evaluation. Built-ins derive nothing.
 template <class Model, class T>
 UKES_HD UKES_INLINE void derive_parameters(const Model& model, T* p) {
-  if constexpr (BucketModel<Model>) {
+  if constexpr (requires { model.derive_parameters(p); }) {
     model.derive_parameters(p);
   } else {
     (void)model;

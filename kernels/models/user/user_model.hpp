@@ -40,51 +40,51 @@ struct InterpretedSegments {
   }
 };
 
-// The capacities a UserModel's kernels size their arrays by. The interpreter's are its bucket's.
-// Generated segments know their model (kShape, kParamSlots, kNonIdeal): their capacity is the
-// bucket that fits the model exactly (square, as every bucket: the padded pseudoinverse needs
-// it) and their shape a constant, so the kernels' loops run to the model's sizes at compile time
-// as for a built-in model.
+// The sizes a UserModel's kernels see. The interpreter's are its bucket's capacities
+// (kRowCapacity makes it a BucketModel, kernels/models/model_concept.hpp: its instance says its
+// own sizes). Generated segments know their model (kShape, kParamSlots, kNonIdeal), so a model
+// compiled for them has its own sizes as constants, as a built-in does: exact arrays, the
+// built-ins' unpadded pseudoinverse, loops of known length.
 template <class Segments, int kCapacity>
-struct UserCapacities {
+struct UserSizes {
   static constexpr bool kFixedShape = false;
-  static constexpr int kN = kCapacity, kParams = kUserParamCapacity;
+  static constexpr int kN = kCapacity;
+  static constexpr int kRowCapacity = kCapacity;
+  static constexpr int kParamCapacity = kUserParamCapacity;
   static constexpr bool kNonIdeal = true;  // whether it has one is the program's to say
 };
 template <class Segments, int kCapacity>
 requires requires { Segments::kShape; }
-struct UserCapacities<Segments, kCapacity> {
+struct UserSizes<Segments, kCapacity> {
   static constexpr bool kFixedShape = true;
-  static constexpr int kRows = Segments::kShape.position_rows + Segments::kShape.velocity_rows;
-  static constexpr int kN = Segments::kShape.n > kRows ? Segments::kShape.n : kRows;
-  static constexpr int kParams = Segments::kParamSlots;
+  static constexpr int kN = Segments::kShape.n;
+  static constexpr int kPositionRows = Segments::kShape.position_rows;
+  static constexpr int kVelocityRows = Segments::kShape.velocity_rows;
+  static constexpr int kParamCapacity = Segments::kParamSlots;
   static constexpr bool kNonIdeal = Segments::kNonIdeal;
 };
 
 // kCapacity: the bucket (kernels/models/user/buckets.hpp); the interpreter's capacities.
 template <int kCapacity, class Segments = InterpretedSegments>
-class UserModel {
-  using Capacities = UserCapacities<Segments, kCapacity>;
+class UserModel : public UserSizes<Segments, kCapacity> {
+  using Sizes = UserSizes<Segments, kCapacity>;
 
  public:
   static constexpr const char* kName = "user";
-  static constexpr int kN = Capacities::kN;
-  static constexpr int kRowCapacity = Capacities::kN;
-  static constexpr int kParamCapacity = Capacities::kParams;
-  static constexpr bool kNonIdeal = Capacities::kNonIdeal;
+  using Sizes::kN;
 
   UKES_HD UserModel() = default;
   UKES_HD explicit UserModel(const UserModelProgram* program) : program_(program) {}
 
   UKES_HD ModelShape shape() const {
-    if constexpr (Capacities::kFixedShape) {
+    if constexpr (Sizes::kFixedShape) {
       return Segments::kShape;
     } else {
       return program_->shape;
     }
   }
   UKES_HD bool nonideal() const {
-    if constexpr (Capacities::kFixedShape) {
+    if constexpr (Sizes::kFixedShape) {
       return Segments::kNonIdeal;
     } else {
       return program_->nonideal;

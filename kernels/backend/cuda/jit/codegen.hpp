@@ -6,7 +6,7 @@
 // local memory (8.8 KB of stack in bucket 4's fused FP64 kernel, 63 KB in bucket 16's), and runs
 // in a bucket's sizes. The same instructions written out as code need no such array: each value
 // is a named variable that the compiler keeps in a register or folds, and the struct states the
-// model's sizes, so that its kernels have the model's own (UserCapacities, kernels/models/user/
+// model's sizes, so that its kernels have the model's own (UserSizes, kernels/models/user/
 // user_model.hpp). Each instruction becomes one statement that calls what the interpreter calls
 // (detail::apply<operation>, the same loads and Store), so a generated model computes the
 // interpreter's operations on the same operands in the same order; only a compiler's contraction

@@ -19,8 +19,8 @@ namespace {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// Jets of the bucket (N) and of the generated model's exact capacity (G <= N): the gradient
-// entries past G belong to padding coordinates, which no program reads.
+// Jets of the bucket (N) and of the generated model's own n (G <= N): the gradient entries past
+// G belong to padding coordinates, which no program reads.
 template <int N, int G>
 bool same_bits(const Jet<double, N>& a, const Jet<double, G>& b) {
   if (!same_bits(a.c0, b.c0) || !same_bits(a.c1, b.c1) || !same_bits(a.c2, b.c2)) return false;
@@ -37,7 +37,7 @@ void expect_generated_matches_interpreter(const std::string& name) {
   const UserModelProgram* program = &model->user->program;
   const UserModel<K> interpreted(program);
   const UserModel<K, Generated> generated(program);
-  constexpr int G = UserModel<K, Generated>::kN;  // the model's own capacity
+  constexpr int G = UserModel<K, Generated>::kN;  // the model's own n
   static_assert(G <= K);
   const ModelShape shape = interpreted.shape();
   ASSERT_EQ(generated.shape().n, shape.n);
@@ -120,7 +120,7 @@ void expect_generated_matches_interpreter(const std::string& name) {
       }
     }
     J phi_j[K], psi_j[K];
-    JG phi_jg[G], psi_jg[G];
+    JG phi_jg[K], psi_jg[K];  // rows may outnumber coordinates; the bucket holds both
     interpreted.position_rows(qj, J(t, 1.0, 0.0), p, phi_j);
     generated.position_rows(qjg, JG(t, 1.0, 0.0), pg, phi_jg);
     interpreted.velocity_rows(qj, qdj, J(t, 1.0, 0.0), p, psi_j);

@@ -1,9 +1,10 @@
 // Whole runs of generated models on the CPU: SystemKernel over UserModel<K, generated segments>
-// (the model's own capacities and constant shape, kernels/models/user/user_model.hpp) gives what
-// the interpreted bucket gives, bit for bit, for models that exercise each kind of size: fewer
-// rows than coordinates (duffing), a square system (scara), no constraint rows
-// (projectile_polar), velocity rows (pfaffian_particle), a non-ideal force (friction_ring) and a
-// bucket larger than the model (swarm: 10 coordinates in bucket 12). This is the kernel path a
+// (the model's own sizes as constants, kernels/models/user/user_model.hpp) gives what the
+// interpreted bucket gives, bit for bit, for models that exercise each kind of size: fewer rows
+// than coordinates (duffing), a square system (scara), no constraint rows (projectile_polar),
+// velocity rows (pfaffian_particle), more rows than coordinates, of both kinds and redundant
+// (redundant_ring, tests/jit/models/), a non-ideal force (friction_ring) and a bucket larger than
+// the model (swarm: 10 coordinates in bucket 12). This is the kernel path a
 // GPU run of a user model compiles with NVRTC (kernels/backend/cuda/compiled_kernels.cuh); only
 // there can nvcc's multiply-add contraction round it differently.
 #include <gtest/gtest.h>
@@ -74,6 +75,7 @@ UKES_GENERATED_RUN_TEST(duffing)
 UKES_GENERATED_RUN_TEST(scara)
 UKES_GENERATED_RUN_TEST(projectile_polar)
 UKES_GENERATED_RUN_TEST(pfaffian_particle)
+UKES_GENERATED_RUN_TEST(redundant_ring)
 UKES_GENERATED_RUN_TEST(friction_ring)
 UKES_GENERATED_RUN_TEST(swarm)
 #undef UKES_GENERATED_RUN_TEST

@@ -1,5 +1,6 @@
 // The model definition files shipped in client/examples/models/ (the catalogue written as
-// definitions, and the double pendulum of the README), for tests.
+// definitions, and the double pendulum of the README), and the generated-code tests' own in
+// tests/jit/models/, for tests.
 #pragma once
 
 #include <fstream>
@@ -13,6 +14,7 @@ namespace ukes {
 
 inline std::string example_definition_text(const std::string& name) {
   std::ifstream in(std::string(UKES_SOURCE_DIR) + "/client/examples/models/" + name + ".json");
+  if (!in) in.open(std::string(UKES_SOURCE_DIR) + "/tests/jit/models/" + name + ".json");
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

@@ -17,8 +17,9 @@ bool is_loopback(const std::string& listen);
 
 // TLS credentials from o.tls_cert / o.tls_key (and o.tls_client_ca: require and verify client
 // certificates), or insecure ones when no certificate is given. std::runtime_error naming the
-// flag when a file cannot be read, or when the flags do not make a secure server where one is
-// required (see above).
+// flag when a file cannot be read, does not hold PEM certificates (--tls-cert, --tls-client-ca) or
+// an unencrypted PEM private key (--tls-key), when the key is not the certificate's, or when the
+// flags do not make a secure server where one is required (see above).
 std::shared_ptr<grpc::ServerCredentials> server_credentials(const ServerOptions& o);
 
 }  // namespace ukes::server

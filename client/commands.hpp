@@ -13,10 +13,13 @@ inline constexpr int kExitUsage = 2;    // bad command line or bad spec
 
 // `ukes models [--json]`
 int models_command(bool json);
-// `ukes models --server HOST:PORT [--json]`: the server's models, registered ones with their ids.
+// `ukes models --server HOST:PORT [--json]`: the server's models, with the ids of those the
+// caller registered (every page of ListModels).
 int server_models_command(const std::string& server, bool json);
 // `ukes models register FILE [--server]`: prints the content id the server keeps the model under.
 int register_command(const std::string& path, const std::string& server);
+// `ukes models delete ID [--server]`: removes a model the caller registered.
+int delete_model_command(const std::string& id, const std::string& server);
 // Reads a model definition file (at most 1 MiB); kExitUsage with the reason when it cannot.
 int read_definition_file(const std::string& path, std::string& text);
 // `ukes models validate FILE [--json]`: kExitUsage (and the error, with its field and column) when

@@ -77,6 +77,12 @@ int main(int argc, char** argv) {
       ->required();
   register_model->add_option("--server", register_server, "Server address (HOST:PORT)")
       ->capture_default_str();
+  std::string delete_id;
+  CLI::App* delete_model =
+      models->add_subcommand("delete", "Remove a model you registered with a server");
+  delete_model->add_option("ID", delete_id, "The id `ukes models register` printed")->required();
+  delete_model->add_option("--server", register_server, "Server address (HOST:PORT)")
+      ->capture_default_str();
 
   RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "Run the ensemble a spec describes");
@@ -144,6 +150,7 @@ int main(int argc, char** argv) {
   }
   if (validate->parsed()) return validate_command(definition_file, models_json);
   if (register_model->parsed()) return register_command(definition_file, register_server);
+  if (delete_model->parsed()) return delete_model_command(delete_id, register_server);
   if (models->parsed() && !models_server.empty())
     return server_models_command(models_server, models_json);
   if (models->parsed()) return models_command(models_json);

@@ -393,7 +393,7 @@ bool QueueWait::again(const grpc::ClientContext& context, const grpc::Status& st
   const auto waited = std::chrono::steady_clock::now() - start_;
   if (waited + std::chrono::duration<double>(wait_s) > kMaxWait) return false;
   if (tries_ == 0)
-    std::fprintf(stderr, "ukes: %s; waiting for a place in the queue (up to %lld s)\n",
+    std::fprintf(stderr, "ukes: %s; waiting to try again (up to %lld s)\n",
                  status.error_message().c_str(), static_cast<long long>(kMaxWait.count()));
   ++tries_;
   std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));

@@ -93,8 +93,14 @@ void print_server_info(const std::string& server, const v1::GetServerInfoRespons
               static_cast<double>(info.max_trajectory_bytes()) / (1024.0 * 1024.0));
   std::printf("memory budget: %.6g MiB (results in memory and running jobs' working memory)\n",
               static_cast<double>(info.memory_budget_bytes()) / (1024.0 * 1024.0));
-  std::printf("jobs: %d running (at most %d), %d queued (at most %d)\n", info.running_jobs(),
-              info.max_concurrent_jobs(), info.queued_jobs(), info.max_queued_jobs());
+  std::printf(
+      "jobs: %d running (at most %d), %d queued (at most %d); yours: %d running, %d "
+      "queued\n",
+      info.running_jobs(), info.max_concurrent_jobs(), info.queued_jobs(), info.max_queued_jobs(),
+      info.own_running_jobs(), info.own_queued_jobs());
+  std::printf("registered models: at most %d and %.6g MiB of definitions per principal\n",
+              info.max_models_per_principal(),
+              static_cast<double>(info.max_model_bytes_per_principal()) / (1024.0 * 1024.0));
 }
 
 }  // namespace
@@ -193,11 +199,17 @@ int cancel_command(const std::string& job_id, const std::string& server) {
 
 int server_models_command(const std::string& server, bool json) {
   const auto stub = connect(server);
-  grpc::ClientContext context;
-  set_deadline(context);
-  v1::ListModelsResponse response;
-  const grpc::Status status = stub->ListModels(&context, v1::ListModelsRequest{}, &response);
-  if (!status.ok()) return report_rpc_error(status, server);
+  v1::ListModelsResponse response;  // every page's models, in order
+  v1::ListModelsRequest request;
+  do {
+    grpc::ClientContext context;
+    set_deadline(context);
+    v1::ListModelsResponse page;
+    const grpc::Status status = stub->ListModels(&context, request, &page);
+    if (!status.ok()) return report_rpc_error(status, server);
+    for (v1::Model& m : *page.mutable_models()) *response.add_models() = std::move(m);
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
   if (json) return print_json(response);
   std::printf("%-28s %3s %9s %9s  %s\n", "NAME", "N", "POSITION", "VELOCITY", "ID (user models)");
   for (const v1::Model& m : response.models())
@@ -218,6 +230,19 @@ int register_command(const std::string& path, const std::string& server) {
   const grpc::Status status = stub->RegisterModel(&context, request, &response);
   if (!status.ok()) return report_rpc_error(status, server);
   std::printf("%s\n", response.model_id().c_str());
+  return kExitOk;
+}
+
+int delete_model_command(const std::string& id, const std::string& server) {
+  const auto stub = connect(server);
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::DeleteModelRequest request;
+  request.set_model_id(id);
+  v1::DeleteModelResponse response;
+  const grpc::Status status = stub->DeleteModel(&context, request, &response);
+  if (!status.ok()) return report_rpc_error(status, server);
+  std::printf("deleted %s\n", id.c_str());
   return kExitOk;
 }
 

@@ -9,7 +9,15 @@ duplicated, or a job lost. The server keeps its jobs in its --data-dir (durable 
 "What survives what"): after each kill the restarted server serves the finished jobs and runs the
 others again, and the clients resume their streams where they broke.
 
-  /usr/bin/python3 scripts/soak.py --seconds 60 --clients 8 --kills 3 [--build build] [--json]
+Hostile operators too: --corruptions N changes one byte inside N stored result chunks while the
+server is down (between a kill and the restart); the restarted server must find every one and
+never serve it (the clients' results stay equal to `ukes run`'s). --full-disk puts the data
+directory on a small tmpfs (mounting needs root) and fills it for a while during the run: jobs
+that cannot store their results fail, submits are refused RESOURCE_EXHAUSTED, and once room
+returns everything runs as before.
+
+  /usr/bin/python3 scripts/soak.py --seconds 60 --clients 8 --kills 3 [--corruptions 4]
+      [--full-disk] [--build build] [--json]
 """
 import argparse
 import json
@@ -50,13 +58,14 @@ class Server:
     def __init__(self, build, work):
         self.build, self.work, self.port = build, work, free_port()
         self.peak_rss_kb, self.process = 0, None
+        self.data = work / "data"
         self.start()
 
     def start(self):
         log = open(self.work / "server.log", "ab")
         self.process = subprocess.Popen(
             [self.build / "ukes-server", "--port", str(self.port), "--data-dir",
-             self.work / "data", "--device", "cpu", "--threads", "1"],
+             self.data, "--device", "cpu", "--threads", "1"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -74,16 +83,83 @@ class Server:
         except (OSError, StopIteration):
             pass
 
-    def kill_and_restart(self):
+    def kill_and_restart(self, corrupt=0, rng=None):
+        """Kills the server; with `corrupt`, changes a byte in that many stored result chunks
+        while it is down; starts it again. Returns the ids of the jobs whose chunks changed."""
         self.sample_rss()
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
+        changed = corrupt_chunks(self.data / "ukes-jobs.sqlite", corrupt, rng) if corrupt else set()
         self.start()
+        return changed
+
+    def events(self, name):
+        """The server log's events `name` (every run of the server appends to one log)."""
+        out = []
+        for line in (self.work / "server.log").read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == name:
+                out.append(event)
+        return out
 
     def stop(self):
         self.sample_rss()
         self.process.terminate()
         self.process.wait()
+
+
+def corrupt_chunks(db, count, rng):
+    """Changes one byte in the middle of `count` random stored chunks of results (summaries,
+    trajectories, statistics) as a failing disk would: in the database file, not through SQLite,
+    so that only the server's checksums can tell. The WAL is checkpointed into the file first
+    (what a stopped server leaves). Returns the ids of the jobs whose chunks changed."""
+    import sqlite3
+    from ukes.client import pb
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = conn.execute("SELECT job, sequence, data FROM chunks").fetchall()
+    results = [r for r in rows if len(r[2]) >= 64 and pb.StreamJobResultsResponse.FromString(
+        r[2]).WhichOneof("payload") in ("summaries", "trajectory", "statistics")]
+    content = bytearray(db.read_bytes())
+    changed = set()
+    for job, _, data in rng.sample(results, min(count, len(results))):
+        middle = len(data) // 2
+        at = content.find(data[middle - 8:middle + 8])
+        if at < 0 or content.find(data[middle - 8:middle + 8], at + 1) >= 0:
+            continue  # not once in the file (split across pages, or repeated): another chunk
+        content[at + 8] ^= 0x01
+        changed.add(job)
+    db.write_bytes(bytes(content))
+    return changed
+
+
+class SmallDisk:
+    """A tmpfs of `mb` MB mounted on `path` (needs root), filled and emptied on demand."""
+
+    def __init__(self, path, mb):
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mb}m,mode=0700", "tmpfs", path],
+                       check=True, capture_output=True)
+
+    def fill(self, seconds):
+        filler = self.path / "filler"
+        try:
+            with open(filler, "wb") as f:
+                block = b"f" * (1 << 16)
+                while True:
+                    f.write(block)
+                    f.flush()
+        except OSError:  # ENOSPC: full
+            pass
+        time.sleep(seconds)
+        filler.unlink()
+
+    def unmount(self):
+        subprocess.run(["umount", "-l", self.path], check=False, capture_output=True)
 
 
 def references(build, work):
@@ -103,8 +179,9 @@ def references(build, work):
 class Tally:
     def __init__(self):
         self.lock = threading.Lock()
-        self.counts = {k: 0 for k in ("succeeded", "cancelled", "wrong_results", "lost_chunks",
-                                      "duplicated_chunks", "lost_across_restarts", "disconnects")}
+        self.counts = {k: 0 for k in ("succeeded", "cancelled", "failed", "wrong_results",
+                                      "lost_chunks", "duplicated_chunks", "lost_across_restarts",
+                                      "disconnects", "disk_full_refusals")}
         self.latencies = []
 
     def add(self, key, n=1):
@@ -168,9 +245,14 @@ def client_loop(address, refs, deadline, seed, tally):
             except ukes.UkesError as e:
                 if e.code == grpc.StatusCode.NOT_FOUND:
                     tally.add("lost_across_restarts")  # cancelled on a server since killed
+                if e.code == grpc.StatusCode.RESOURCE_EXHAUSTED and "disk is full" in str(e):
+                    tally.add("disk_full_refusals")
                 time.sleep(0.1)  # UNAVAILABLE while the server restarts
                 continue
             end = builder.end
+            if end.state == ukes.client.pb.JOB_STATE_FAILED:
+                tally.add("failed")  # could not store its results: the disk was full
+                continue
             if end.state != ukes.client.pb.JOB_STATE_SUCCEEDED:
                 tally.add("cancelled")
                 continue
@@ -187,6 +269,11 @@ def main():
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--kills", type=int, default=2, help="server kills during the run")
+    parser.add_argument("--corruptions", type=int, default=0,
+                        help="stored chunks changed on disk while the server is down")
+    parser.add_argument("--full-disk", action="store_true",
+                        help="data directory on a small tmpfs, filled for a while (needs root; "
+                        "without it the run says so and goes on without that phase)")
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
@@ -195,37 +282,62 @@ def main():
     sys.path.insert(0, str(build / "python"))
     with tempfile.TemporaryDirectory(prefix="ukes-soak-") as tmp:
         work = pathlib.Path(tmp)
-        refs = references(build, work)
-        server, tally = Server(build, work), Tally()
-        begin = time.monotonic()
-        deadline = begin + args.seconds
-        threads = [threading.Thread(target=client_loop, args=(
-            f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally))
-            for i in range(args.clients)]
-        for t in threads:
-            t.start()
-        rng = random.Random(args.seed)
-        kill_times = sorted(begin + rng.uniform(0.2, 0.8) * args.seconds
-                            for _ in range(args.kills))
-        for when in kill_times:
-            while time.monotonic() < when:
-                server.sample_rss()
-                time.sleep(0.1)
-            server.kill_and_restart()
-        for t in threads:
-            t.join()
-        elapsed = time.monotonic() - begin
-        server.stop()
-    lat = sorted(tally.latencies)
-    pick = lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))], 4) if lat else None
-    report = dict(tally.counts, seconds=round(elapsed, 1), clients=args.clients,
-                  kills=args.kills, jobs_per_s=round(tally.counts["succeeded"] / elapsed, 2),
-                  latency_p50_s=pick(0.5), latency_p99_s=pick(0.99),
-                  peak_rss_mb=round(server.peak_rss_kb / 1024, 1))
+        disk = None
+        if args.full_disk:
+            try:
+                disk = SmallDisk(work / "data", 64)
+            except (OSError, subprocess.CalledProcessError) as e:  # not root: say so, go on
+                print(f"soak: no full-disk phase: cannot mount a tmpfs ({e})", file=sys.stderr)
+        try:
+            report = soak(args, build, work, disk)
+        finally:
+            if disk:
+                disk.unmount()
     print(json.dumps(report) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
     bad = (report["wrong_results"] + report["lost_chunks"] + report["duplicated_chunks"] +
-           report["lost_across_restarts"])
+           report["lost_across_restarts"] + report["corruptions_undetected"])
     return 1 if bad or report["succeeded"] == 0 else 0
+
+
+def soak(args, build, work, disk):
+    refs = references(build, work)
+    server, tally = Server(build, work), Tally()
+    begin = time.monotonic()
+    deadline = begin + args.seconds
+    threads = [threading.Thread(target=client_loop, args=(
+        f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally))
+        for i in range(args.clients)]
+    for t in threads:
+        t.start()
+    rng = random.Random(args.seed)
+    events = sorted([(begin + rng.uniform(0.2, 0.8) * args.seconds, "kill")
+                     for _ in range(args.kills)] +
+                    ([(begin + 0.5 * args.seconds, "fill")] if disk else []))
+    corrupted, left = set(), args.corruptions
+    for k, (when, what) in enumerate(events):
+        while time.monotonic() < when:
+            server.sample_rss()
+            time.sleep(0.1)
+        if what == "fill":
+            disk.fill(min(2.0, 0.1 * args.seconds))
+            continue
+        kills_left = sum(1 for _, w in events[k:] if w == "kill")
+        now = left // kills_left + (1 if left % kills_left else 0)
+        corrupted |= server.kill_and_restart(now, rng)
+        left -= now
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - begin
+    server.stop()
+    detected = {e.get("job") for e in server.events("chunk_corrupt")}
+    lat = sorted(tally.latencies)
+    pick = lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))], 4) if lat else None
+    return dict(tally.counts, seconds=round(elapsed, 1), clients=args.clients,
+                kills=args.kills, jobs_corrupted=len(corrupted),
+                corruptions_undetected=len(corrupted - detected), full_disk=bool(disk),
+                jobs_per_s=round(tally.counts["succeeded"] / elapsed, 2),
+                latency_p50_s=pick(0.5), latency_p99_s=pick(0.99),
+                peak_rss_mb=round(server.peak_rss_kb / 1024, 1))
 
 
 if __name__ == "__main__":

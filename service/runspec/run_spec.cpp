@@ -446,7 +446,7 @@ std::shared_ptr<const ModelInfo> resolve_model(const json& model, const ParseOpt
   const std::string name = get_string(model, "model");
   if (is_model_id(name)) {
     if (!options.models) fail("model", "model ids name models registered with a server");
-    if (auto found = options.models->find(name)) return found;
+    if (auto found = options.models->find(options.model_owner, name)) return found;
     fail("model", "no model is registered with id '" + name + "' (RegisterModel first)");
   }
   if (!find_model(name)) {

@@ -82,8 +82,9 @@ class ModelRegistry;  // service/runspec/model_source.hpp
 
 struct ParseOptions {
   SpecLimits limits;
-  // Where `model` ids ("sha256:...") are looked up; null: ids are refused.
+  // Where `model` ids ("sha256:...") are looked up, among `model_owner`'s; null: ids are refused.
   const ModelRegistry* models = nullptr;
+  std::string model_owner;
   bool gpu_available = false;
   std::string gpu_unavailable_reason = "no GPU backend";
   // False: validate only, and leave a generated batch (defaults, sweeps) to batch_slice, so that

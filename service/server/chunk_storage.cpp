@@ -9,6 +9,16 @@
 
 namespace ukes::server {
 
+namespace {
+
+// After a failed call: DiskFullError for a full disk, which the job's end names as such.
+[[noreturn]] void fail(const char* what) {
+  if (errno == ENOSPC || errno == EDQUOT) throw DiskFullError();
+  throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
 SpillFile::~SpillFile() {
   if (fd_ >= 0) {
     ::close(fd_);
@@ -21,9 +31,7 @@ void SpillFile::put(const std::vector<StoredChunk>& chunks) {
   const std::lock_guard lock(mu_);
   if (fd_ < 0) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd_ < 0)
-      throw std::runtime_error(std::string("cannot create the spill file: ") +
-                               std::strerror(errno));
+    if (fd_ < 0) fail("cannot create the spill file");
   }
   for (const StoredChunk& c : chunks) {
     std::size_t done = 0;
@@ -31,9 +39,7 @@ void SpillFile::put(const std::vector<StoredChunk>& chunks) {
       const ssize_t w = ::pwrite(fd_, c.data.data() + done, c.data.size() - done,
                                  static_cast<off_t>(end_ + static_cast<std::int64_t>(done)));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        throw std::runtime_error(std::string("cannot write the spill file: ") +
-                                 std::strerror(errno));
+      if (w <= 0) fail("cannot write the spill file");
       done += static_cast<std::size_t>(w);
     }
     where_[c.sequence] = {end_, static_cast<std::int64_t>(c.data.size())};

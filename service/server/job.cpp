@@ -21,11 +21,12 @@ Clock::time_point from_unix(double unix_s) {
 }  // namespace
 
 Job::Job(StoredJob record, RunSpec spec, int threads, std::unique_ptr<ChunkStorage> storage,
-         MemoryBudget& budget, std::shared_ptr<JobStore> store, std::int64_t stored_chunks)
+         MemoryBudget& budget, std::shared_ptr<JobStore> store, std::int64_t stored_chunks,
+         std::set<std::int64_t> missing)
     : record_(std::move(record)),
       spec_(std::move(spec)),
       threads_(threads),
-      log_(std::move(storage), budget, stored_chunks),
+      log_(std::move(storage), budget, stored_chunks, std::move(missing)),
       store_(std::move(store)),
       fetched_at_(from_unix(record_.fetched_at)) {}
 
@@ -50,6 +51,15 @@ void Job::release_inputs() {
   std::vector<double>().swap(b.params);
   std::vector<double>().swap(b.q0);
   std::vector<double>().swap(b.qd0);
+  inputs_released_ = true;
+}
+
+void Job::restore_inputs(RunSpec fresh) {
+  Batch& b = spec_.batch;
+  b.params.swap(fresh.batch.params);
+  b.q0.swap(fresh.batch.q0);
+  b.qd0.swap(fresh.batch.qd0);
+  inputs_released_ = false;
 }
 
 void Job::publish(ResultLog::Chunk chunk, bool in_memory) {
@@ -57,8 +67,8 @@ void Job::publish(ResultLog::Chunk chunk, bool in_memory) {
   notify();
 }
 
-void Job::publish(std::vector<ResultLog::Chunk> chunks) {
-  log_.append(std::move(chunks));
+void Job::publish(std::vector<ResultLog::Chunk> chunks, std::int64_t slice_end) {
+  log_.append(std::move(chunks), /*in_memory=*/false, slice_end);
   notify();
 }
 
@@ -90,7 +100,17 @@ void Job::end(v1::JobState state, const std::string& message, double elapsed_s,
   e->set_message(message);
   e->set_elapsed_s(elapsed_s);
   e->set_steps_total(steps_total);
-  log_.append(std::move(chunk), /*in_memory=*/true);
+  {
+    const std::lock_guard lock(mu_);
+    end_ = *e;
+  }
+  try {
+    log_.append(std::move(chunk), /*in_memory=*/true);  // kept in memory when the disk is full
+  } catch (const std::exception& error) {
+    // The job ends all the same: its streams end, a cancel answers, nothing waits on it.
+    log_event(LogLevel::kError, "job_end_lost", {{"job", id()}, {"error", error.what()}});
+  }
+  log_.seal();
   {
     const std::lock_guard lock(mu_);
     state_ = state;
@@ -102,11 +122,48 @@ void Job::end(v1::JobState state, const std::string& message, double elapsed_s,
 }
 
 void Job::restore_end(const v1::JobEnd& end) {
+  log_.seal();
   const std::lock_guard lock(mu_);
+  end_ = end;
   state_ = end.state();
   message_ = end.message();
   // Ended but not recorded so (the process died in between): from now.
   ended_at_ = record_.ended_at > 0 ? from_unix(record_.ended_at) : Clock::now();
+}
+
+void Job::republish_end() {
+  ResultLog::Chunk chunk;
+  {
+    const std::lock_guard lock(mu_);
+    *chunk.mutable_end() = end_;
+  }
+  log_.append(std::move(chunk), /*in_memory=*/true);
+  notify();
+}
+
+void Job::mark_data_lost(const std::string& message) {
+  log_.seal();
+  {
+    const std::lock_guard lock(mu_);
+    data_lost_ = true;
+    if (!is_final(state_)) {
+      state_ = v1::JOB_STATE_FAILED;
+      message_ = message;
+      ended_at_ = Clock::now();
+    }
+  }
+  notify();
+}
+
+bool Job::data_lost() const {
+  const std::lock_guard lock(mu_);
+  return data_lost_;
+}
+
+void Job::set_repair_stop(CancelFlag* flag) {
+  const std::lock_guard lock(mu_);
+  repair_stop_ = flag;
+  if (flag != nullptr && suspend_asked_) flag->request();
 }
 
 v1::Progress Job::progress() const {
@@ -140,6 +197,8 @@ void Job::request_cancel(v1::JobState reason) {
 void Job::request_suspend() {
   {
     const std::lock_guard lock(mu_);
+    suspend_asked_ = true;
+    if (repair_stop_ != nullptr) repair_stop_->request();
     if (cancel_.requested()) return;
     suspended_ = true;
   }

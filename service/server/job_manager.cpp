@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/statvfs.h>
 
 #include <cerrno>
 #include <chrono>
@@ -74,10 +75,10 @@ void check_working_memory(const RunSpec& spec, std::int64_t budget) {
 
 JobManager::JobManager(ServerOptions options)
     : options_(std::move(options)),
+      models_(options_.model_limits),
       data_dir_(options_.data_dir),
       budget_(options_.memory_budget_bytes) {
-  if (!options_.data_dir.empty())
-    store_ = std::make_shared<JobStore>(data_dir_.path() + "/" + JobStore::kFileName);
+  if (!options_.data_dir.empty()) open_store();
   const std::int64_t orphan_chunks = store_ ? store_->removed_orphan_chunks() : 0;
   if (data_dir_.removed_spill_files() > 0 || data_dir_.removed_private_dirs() > 0 ||
       orphan_chunks > 0)
@@ -94,6 +95,18 @@ JobManager::JobManager(ServerOptions options)
 }
 
 JobManager::~JobManager() { shutdown(); }
+
+void JobManager::open_store() {
+  const std::string path = data_dir_.path() + "/" + JobStore::kFileName;
+  try {
+    store_ = std::make_shared<JobStore>(path);
+  } catch (const StoreDamagedError& e) {
+    if (!options_.set_aside_damaged_store) throw;
+    const std::string aside = JobStore::set_aside(path);
+    log_event(LogLevel::kWarning, "store_set_aside", {{"file", aside}, {"reason", e.what()}});
+    store_ = std::make_shared<JobStore>(path);
+  }
+}
 
 bool JobManager::gpu_ready() const { return gpu_ready_ && gpu_availability().available; }
 
@@ -117,7 +130,7 @@ std::string JobManager::new_job_id() {
   return id;
 }
 
-ParseOptions JobManager::parse_options() const {
+ParseOptions JobManager::parse_options(const std::string& owner) const {
   ParseOptions parse;
   parse.limits = options_.limits;
   // Asked again per job: a GPU that broke under an earlier job is unavailable from then on.
@@ -127,25 +140,48 @@ ParseOptions JobManager::parse_options() const {
                                      : gpu_availability().reason;
   parse.build_batch = false;  // the worker builds the inputs, a slice at a time
   parse.models = &models_;
+  parse.model_owner = owner;
   return parse;
 }
 
 std::shared_ptr<Job> JobManager::make_job(StoredJob record, RunSpec spec,
-                                          std::int64_t stored_chunks) {
+                                          std::int64_t stored_chunks,
+                                          std::set<std::int64_t> missing) {
   std::unique_ptr<ChunkStorage> storage;
   if (store_)
     storage = std::make_unique<StoredChunks>(store_, record.id);
   else
     storage = std::make_unique<SpillFile>(data_dir_.path() + "/" + record.id + ".chunks");
-  return std::make_shared<Job>(std::move(record), std::move(spec), threads_per_job_,
-                               std::move(storage), budget_, store_, stored_chunks);
+  const std::string id = record.id;
+  auto job =
+      std::make_shared<Job>(std::move(record), std::move(spec), threads_per_job_,
+                            std::move(storage), budget_, store_, stored_chunks, std::move(missing));
+  if (store_) job->on_missing_chunk([this, id] { schedule_repair(id); });
+  return job;
 }
 
 std::shared_ptr<const ModelInfo> JobManager::register_model(
-    std::shared_ptr<const ModelInfo> model) {
-  auto registered = models_.add(std::move(model));
-  if (store_) store_->add_model(model_id(*registered), model_definition_json(*registered).dump());
-  return registered;
+    const std::string& owner, std::shared_ptr<const ModelInfo> model) {
+  if (!store_) return models_.add(owner, std::move(model));
+  const std::string id = model_id(*model);
+  const std::string definition = model_definition_json(*model).dump();
+  return models_.add(owner, std::move(model), [&] {
+    check_free_space();
+    store_->add_model(owner, id, definition);
+  });
+}
+
+bool JobManager::delete_model(const std::string& owner, const std::string& id) {
+  if (!store_) return models_.remove(owner, id);
+  return models_.remove(owner, id, [&] { store_->remove_model(owner, id); });
+}
+
+void JobManager::check_free_space() const {
+  struct statvfs fs {};
+  if (::statvfs(data_dir_.path().c_str(), &fs) != 0) return;  // the write itself will tell
+  if (static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize) <
+      kMinFreeBytes)
+    throw DiskFullError();
 }
 
 std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
@@ -163,7 +199,7 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
   }
   if (!std::isfinite(request.timeout_s()) || request.timeout_s() < 0)
     throw SpecError("timeout_s", "must be a finite number of seconds >= 0 (0: no limit)");
-  RunSpec spec = parse_run_spec(doc, parse_options());
+  RunSpec spec = parse_run_spec(doc, parse_options(owner));
   // The recorded spec holds the model itself, not the id it was named by: results rebuild
   // their systems from the header alone, on any machine.
   if (spec.user_model && doc["model"].is_string())
@@ -189,11 +225,16 @@ std::shared_ptr<Job> JobManager::submit(const v1::SubmitJobRequest& request,
   record.timeout_s = request.timeout_s();
   record.system_summaries = request.has_system_summaries() ? request.system_summaries() : true;
   record.submitted_at = unix_now();
-  auto job = make_job(record, std::move(spec), 0);
-  publish_header(*job, device_name(job->spec().device_resolved));
-  // After its header: a crash in between leaves chunks without a job, which the next start
-  // removes (JobStore).
-  if (store_) store_->add_job(record);
+  if (store_) {
+    // A job that could not store its results is refused now, with nothing written, rather than
+    // accepted to fail (a full disk answers RESOURCE_EXHAUSTED with a retry hint).
+    check_free_space();
+    store_->add_job(record);
+  }
+  auto job = make_job(record, std::move(spec));
+  // After the record: a crash in between leaves a job without its header, which its run after
+  // the restart publishes (run_job).
+  publish_header(*job);
   jobs_.emplace(id, job);
   queue_.push_back(job);
   const auto position = queue_.size();
@@ -249,6 +290,18 @@ int JobManager::running_jobs() const {
   return running_;
 }
 
+int JobManager::queued_jobs(const std::string& owner) const {
+  const std::lock_guard lock(mu_);
+  return static_cast<int>(std::count_if(queue_.begin(), queue_.end(),
+                                        [&](const auto& j) { return j->owner() == owner; }));
+}
+
+int JobManager::running_jobs(const std::string& owner) const {
+  const std::lock_guard lock(mu_);
+  return static_cast<int>(std::count_if(in_flight_.begin(), in_flight_.end(),
+                                        [&](const Job* j) { return j->owner() == owner; }));
+}
+
 bool JobManager::expired(const Job& job, Clock::time_point now) const {
   if (!job.ended()) return false;
   const auto fetched = job.fetched_at();
@@ -258,56 +311,131 @@ bool JobManager::expired(const Job& job, Clock::time_point now) const {
 }
 
 void JobManager::recover() {
-  for (const auto& [id, definition] : store_->models()) {
-    try {
-      models_.add(user_model_from_json(nlohmann::json::parse(definition), "definition"));
-    } catch (const std::exception& e) {
-      log_event(LogLevel::kError, "model_not_recovered", {{"model_id", id}, {"error", e.what()}});
-    }
-  }
-  int served = 0, requeued = 0, dropped = 0;
+  recover_models();
+  std::map<std::string, int> outcomes;
   const auto now = Clock::now();
-  for (StoredJob& record : store_->jobs()) {
-    const std::string id = record.id;
-    const bool cancel_requested = record.cancel_requested;
-    std::string error;
-    RunSpec spec;
-    try {
-      spec = parse_run_spec(nlohmann::json::parse(record.spec_json), parse_options());
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    const std::vector<std::string> ends = store_->chunks_of_kind(id, Chunk::kEnd);
-    auto job = make_job(std::move(record), std::move(spec), store_->chunk_count(id));
-    Chunk end;
-    if (!ends.empty() && end.ParseFromString(ends.back())) {
-      job->restore_end(end.end());
-      if (expired(*job, now)) {
-        job->mark_expired();  // its destructor removes it from the store
-        ++dropped;
-        continue;
-      }
-      ++served;
-    } else if (!error.empty()) {
-      job->end(v1::JOB_STATE_FAILED, "cannot run again after the server restarted: " + error, 0.0,
-               0);
-    } else if (cancel_requested) {
-      job->end(v1::JOB_STATE_CANCELLED, "cancelled before the server restarted", 0.0, 0);
-    } else {
-      std::vector<int> slice_ends;
-      for (const std::string& data : store_->chunks_of_kind(id, Chunk::kProgress)) {
-        Chunk progress;
-        if (progress.ParseFromString(data))
-          slice_ends.push_back(static_cast<int>(progress.progress().systems_done()));
-      }
-      job->set_stored_slice_ends(std::move(slice_ends));
-      queue_.push_back(job);
-      ++requeued;
-    }
-    jobs_.emplace(id, std::move(job));
-  }
+  for (StoredJob& record : store_->jobs()) ++outcomes[recover_job(std::move(record), now)];
   log_event(LogLevel::kInfo, "jobs_recovered",
-            {{"served", served}, {"run_again", requeued}, {"expired", dropped}});
+            {{"served", outcomes["served"]},
+             {"repaired", outcomes["repaired"]},
+             {"run_again", outcomes["run_again"]},
+             {"ended", outcomes["ended"]},
+             {"data_lost", outcomes["data_lost"]},
+             {"expired", outcomes["expired"]}});
+}
+
+void JobManager::recover_models() {
+  for (const StoredModel& m : store_->models()) {
+    try {
+      if (!m.intact) throw std::runtime_error("its stored record fails its checksum");
+      models_.add(m.owner,
+                  user_model_from_json(nlohmann::json::parse(m.definition_json), "definition"));
+    } catch (const std::exception& e) {
+      log_event(LogLevel::kError, "model_not_recovered", {{"model_id", m.id}, {"error", e.what()}});
+    }
+  }
+}
+
+const char* JobManager::recover_job(StoredJob record, Clock::time_point now) {
+  const std::string id = record.id;
+  if (!record.intact) {
+    // Neither its spec nor its owner can be trusted: nothing of it is served.
+    log_event(LogLevel::kError, "job_record_corrupt", {{"job", id}});
+    auto job = make_job(std::move(record), RunSpec{});
+    job->mark_data_lost("DATA_LOSS: the stored record of job " + id + " is corrupt");
+    jobs_.emplace(id, std::move(job));
+    return "data_lost";
+  }
+  if (const auto corrupt = store_->remove_corrupt_chunks(id); !corrupt.empty())
+    log_event(LogLevel::kError, "chunk_corrupt",
+              {{"job", id}, {"chunks", static_cast<std::int64_t>(corrupt.size())}});
+  const std::vector<std::int64_t> stored = store_->chunk_sequences(id);
+  const std::int64_t last = stored.empty() ? 0 : stored.back();
+  std::set<std::int64_t> missing;
+  for (std::int64_t k = 1; k <= last; ++k) missing.insert(k);
+  for (const std::int64_t k : stored) missing.erase(k);
+  const bool cancel_requested = record.cancel_requested;
+  std::string error;
+  RunSpec spec;
+  try {
+    spec = parse_run_spec(nlohmann::json::parse(record.spec_json), parse_options(record.owner));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const std::vector<std::string> ends = store_->chunks_of_kind(id, Chunk::kEnd);
+  auto job = make_job(std::move(record), std::move(spec), last, std::move(missing));
+  const char* outcome = "run_again";
+  Chunk end;
+  if (!ends.empty() && end.ParseFromString(ends.back())) {
+    job->restore_end(end.end());
+    if (expired(*job, now)) {
+      job->mark_expired();  // its destructor removes it from the store
+      return "expired";
+    }
+    outcome = "served";
+  } else if (!error.empty()) {
+    job->end(v1::JOB_STATE_FAILED, "cannot run again after the server restarted: " + error, 0.0, 0);
+    outcome = "ended";
+  } else if (cancel_requested) {
+    job->end(v1::JOB_STATE_CANCELLED, "cancelled before the server restarted", 0.0, 0);
+    outcome = "ended";
+  }
+  const bool repair = job->ended() && job->log().missing() > 0;
+  if (repair && !error.empty()) {
+    job->mark_data_lost("DATA_LOSS: stored results of job " + id +
+                        " are corrupt and its spec no longer runs: " + error);
+    outcome = "data_lost";
+  } else if (repair || !job->ended()) {
+    if (repair) outcome = "repaired";
+    job->set_stored_slice_ends(store_->slice_ends(id));
+    queue_.push_back(job);
+  }
+  jobs_.emplace(id, std::move(job));
+  return outcome;
+}
+
+void JobManager::restore_inputs(Job& job) const {
+  try {
+    job.restore_inputs(
+        parse_run_spec(nlohmann::json::parse(job.spec_json()), parse_options(job.owner())));
+  } catch (const std::exception& e) {  // it was accepted before: only a changed server refuses it
+    log_event(LogLevel::kError, "job_inputs_lost", {{"job", job.id()}, {"error", e.what()}});
+  }
+}
+
+void JobManager::schedule_repair(const std::string& id) {
+  std::shared_ptr<Job> job;
+  {
+    const std::lock_guard lock(mu_);
+    const auto it = jobs_.find(id);
+    if (stopping_ || it == jobs_.end()) return;
+    job = it->second;
+    const bool queued = std::find(queue_.begin(), queue_.end(), job) != queue_.end();
+    // A run in flight is followed by another (after_run), which needs the slice ends stored.
+    if (queued || in_flight_.count(job.get()) > 0) return;
+    job->set_stored_slice_ends(store_->slice_ends(id));
+    queue_.push_back(job);
+  }
+  cv_.notify_all();
+  log_event(LogLevel::kError, "chunk_corrupt", {{"job", id}, {"repair", "queued"}});
+}
+
+void JobManager::after_run(const std::shared_ptr<Job>& job, std::int64_t missing_found_before) {
+  if (!store_ || job->log().missing() == 0) return;
+  {
+    const std::lock_guard lock(mu_);
+    if (stopping_) return;  // the next server finds them (JobStore::remove_corrupt_chunks)
+    if (job->log().missing_found() > missing_found_before || !job->ended()) {
+      job->set_stored_slice_ends(store_->slice_ends(job->id()));
+      queue_.push_back(job);
+      return;
+    }
+  }
+  // The run passed every missing chunk without reproducing it: no run will.
+  log_event(LogLevel::kError, "job_data_lost",
+            {{"job", job->id()}, {"chunks_missing", job->log().missing()}});
+  job->mark_data_lost("DATA_LOSS: stored results of job " + job->id() +
+                      " are corrupt and could not be computed again");
 }
 
 void JobManager::worker_loop() {
@@ -325,19 +453,27 @@ void JobManager::worker_loop() {
       if (stopping_) return;
       job = queue_.front();
       queue_.pop_front();
+      in_flight_.insert(job.get());
       ++running_;
       working_bytes_ += working;
     }
     // Counted in the budget too: while jobs run, fewer result chunks stay in memory.
     budget_.force_reserve(working);
-    if (!job->ended()) run_job(*job, options_.chunk_target_s, slice_bytes_for(budget_.limit()));
+    const std::int64_t missing_found = job->log().missing_found();
+    // An ended job comes back only to repair its log; one cancelled while queued does not run.
+    if (!job->ended() || job->log().missing() > 0) {
+      if (job->inputs_released()) restore_inputs(*job);
+      run_job(*job, options_.chunk_target_s, slice_bytes_for(budget_.limit()));
+    }
     job->release_inputs();
     budget_.release(working);
     {
       const std::lock_guard lock(mu_);
+      in_flight_.erase(job.get());
       --running_;
       working_bytes_ -= working;
     }
+    after_run(job, missing_found);
     cv_.notify_all();
   }
 }

@@ -35,6 +35,6 @@ JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes);
 void run_job(Job& job, double chunk_target_s, std::int64_t slice_bytes);
 
 // Publishes the header (the first chunk of every job).
-void publish_header(Job& job, const std::string& backend);
+void publish_header(Job& job);
 
 }  // namespace ukes::server

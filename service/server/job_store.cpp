@@ -1,20 +1,26 @@
 #include "service/server/job_store.hpp"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <bit>
+#include <cerrno>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ukes::server {
 
 namespace {
 
-// The layout this build writes; a file from a later layout is refused rather than misread.
-constexpr int kSchemaVersion = 1;
+// The layout this build writes. A file of another layout is refused, not misread: layout 1 had
+// no checksums, and a file from a later ukes may hold what this one does not understand.
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"(
-CREATE TABLE IF NOT EXISTS jobs (
+CREATE TABLE jobs (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- submission order
   id TEXT NOT NULL UNIQUE,
   owner TEXT NOT NULL,
@@ -24,28 +30,112 @@ CREATE TABLE IF NOT EXISTS jobs (
   submitted_at REAL NOT NULL,
   ended_at REAL NOT NULL DEFAULT 0,
   fetched_at REAL NOT NULL DEFAULT 0,
-  cancel_requested INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS chunks (
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  checksum BLOB NOT NULL);
+CREATE TABLE chunks (
   job TEXT NOT NULL,
   sequence INTEGER NOT NULL,
   kind INTEGER NOT NULL,
+  slice_end INTEGER NOT NULL,
   data BLOB NOT NULL,
+  checksum BLOB NOT NULL,
   PRIMARY KEY (job, sequence));
-CREATE TABLE IF NOT EXISTS models (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  definition_json TEXT NOT NULL);
+CREATE TABLE models (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,  -- registration order
+  owner TEXT NOT NULL,
+  id TEXT NOT NULL,
+  definition_json TEXT NOT NULL,
+  checksum BLOB NOT NULL,
+  UNIQUE (owner, id));
 )";
 
+// SHA-256 over a row's fields, each length-prefixed so that no two rows hash the same bytes.
+class RowDigest {
+ public:
+  RowDigest() : ctx_(EVP_MD_CTX_new()) {
+    if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1)
+      throw std::runtime_error("SHA-256 is not available");
+  }
+  ~RowDigest() { EVP_MD_CTX_free(ctx_); }
+  RowDigest(const RowDigest&) = delete;
+  RowDigest& operator=(const RowDigest&) = delete;
+
+  RowDigest& add(std::int64_t v) {
+    unsigned char le[8];
+    for (int k = 0; k < 8; ++k)
+      le[k] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * k));
+    EVP_DigestUpdate(ctx_, le, sizeof le);
+    return *this;
+  }
+  RowDigest& add(double v) { return add(std::bit_cast<std::int64_t>(v)); }
+  RowDigest& add(const std::string& bytes) {
+    add(static_cast<std::int64_t>(bytes.size()));
+    EVP_DigestUpdate(ctx_, bytes.data(), bytes.size());
+    return *this;
+  }
+  std::string finish() {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned size = 0;
+    EVP_DigestFinal_ex(ctx_, out, &size);
+    return std::string(reinterpret_cast<const char*>(out), size);
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+};
+
+std::string job_checksum(const StoredJob& j) {
+  return RowDigest()
+      .add(j.id)
+      .add(j.owner)
+      .add(j.spec_json)
+      .add(j.timeout_s)
+      .add(std::int64_t{j.system_summaries})
+      .add(j.submitted_at)
+      .add(j.ended_at)
+      .add(j.fetched_at)
+      .add(std::int64_t{j.cancel_requested})
+      .finish();
+}
+
+std::string chunk_checksum(const std::string& job, const StoredChunk& c) {
+  return RowDigest()
+      .add(job)
+      .add(c.sequence)
+      .add(std::int64_t{c.kind})
+      .add(c.slice_end)
+      .add(c.data)
+      .finish();
+}
+
+std::string model_checksum(const StoredModel& m) {
+  return RowDigest().add(m.owner).add(m.id).add(m.definition_json).finish();
+}
+
+bool disk_full(sqlite3* db) {
+  const int err = db != nullptr ? sqlite3_system_errno(db) : 0;
+  return (db != nullptr && (sqlite3_extended_errcode(db) & 0xff) == SQLITE_FULL) || err == ENOSPC ||
+         err == EDQUOT;
+}
+
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  if (disk_full(db)) throw DiskFullError();
   // The message reaches clients of a failed job: SQLite's text names no path.
   throw std::runtime_error("cannot " + what + " in the job store: " +
                            (db != nullptr ? sqlite3_errmsg(db) : "out of memory"));
 }
 
+// The one line a refused store gives: the file, what is wrong, the way out.
+[[noreturn]] void damaged(const std::string& path, const std::string& problem) {
+  throw StoreDamagedError("the job store " + path + " " + problem +
+                          ": start with another --data-dir, or with --set-aside-store to move it "
+                          "aside (kept for inspection) and start with an empty store");
+}
+
 }  // namespace
 
-// One prepared statement, bound by position (from 1) and stepped; finalized when it goes.
+// One prepared statement, bound by position (from 1) and stepped; finalized when it goes. Bound
+// text and blobs are not copied (SQLITE_STATIC): they must outlive the step.
 class JobStore::Statement {
  public:
   Statement(sqlite3* db, const char* sql) : db_(db) {
@@ -96,43 +186,102 @@ class JobStore::Statement {
 };
 
 JobStore::JobStore(const std::string& path) {
-  // Every user's specs and results: the owner's alone. Created here with that mode, since SQLite
-  // would create it 0644; its WAL and shared-memory files take the database's mode.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create the job store " + path);
-  ::close(fd);
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && st.st_size == 0)
+    damaged(path, "is empty (0 bytes) where a database was: its jobs cannot be recovered from it");
+  if (!existed) {
+    // Made whole under another name and renamed: a crash never leaves an empty or half-made
+    // file where a database is expected (which the next start would refuse, see above).
+    const std::string fresh = path + ".new";
+    std::remove(fresh.c_str());
+    open(fresh);
+    try {
+      exec(
+          "PRAGMA auto_vacuum = INCREMENTAL");  // before any table: lets remove_job shrink the file
+      exec(kSchema);
+      exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+    } catch (...) {
+      sqlite3_close(db_);
+      std::remove(fresh.c_str());
+      throw;
+    }
     sqlite3_close(db_);
-    throw std::runtime_error("cannot open the job store " + path + ": " + message);
+    db_ = nullptr;
+    if (std::rename(fresh.c_str(), path.c_str()) != 0)
+      throw std::runtime_error("cannot create the job store " + path);
   }
+  open(path);
   try {
     sqlite3_busy_timeout(db_, 5000);
-    std::int64_t found = 0;
-    {
-      Statement version(db_, "PRAGMA user_version");
-      version.step("read the layout version");
-      found = version.integer(0);
-    }  // finalized: an open statement would keep the WAL switch below from happening
-    if (found > kSchemaVersion)
-      throw std::runtime_error("the job store " + path + " has layout " + std::to_string(found) +
-                               ", newer than this ukes-server's " + std::to_string(kSchemaVersion));
-    // Before any table exists: lets remove_job give freed pages back to the file system.
-    exec("PRAGMA auto_vacuum = INCREMENTAL");
+    check_integrity(path);
     exec("PRAGMA journal_mode = WAL");
     exec("PRAGMA synchronous = NORMAL");
     // A large job's chunks pass through the WAL: truncate it after checkpoints.
     exec("PRAGMA journal_size_limit = 67108864");
-    exec(kSchema);
-    exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
     exec("DELETE FROM chunks WHERE job NOT IN (SELECT id FROM jobs)");
     removed_orphan_chunks_ = changes();
     if (removed_orphan_chunks_ > 0) exec("PRAGMA incremental_vacuum");
   } catch (...) {
     sqlite3_close(db_);
+    db_ = nullptr;
     throw;
   }
+}
+
+void JobStore::open(const std::string& path) {
+  // Every user's specs and results: the owner's alone. Created here with that mode, since SQLite
+  // would create it 0644; its WAL and shared-memory files take the database's mode.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == ENOSPC || errno == EDQUOT) throw DiskFullError();
+    throw std::runtime_error("cannot create the job store " + path);
+  }
+  ::close(fd);
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw std::runtime_error("cannot open the job store " + path + ": " + message);
+  }
+}
+
+// Refuses (StoreDamagedError) a file that is no database of this layout or fails quick_check.
+void JobStore::check_integrity(const std::string& path) {
+  std::int64_t version = 0;
+  std::string verdict;
+  try {
+    {
+      Statement s(db_, "PRAGMA user_version");
+      s.step("read the layout version");
+      version = s.integer(0);
+    }  // finalized: an open statement would keep the WAL switch from happening
+    Statement check(db_, "PRAGMA quick_check(1)");
+    if (check.step("check the database")) verdict = check.text(0);
+  } catch (const DiskFullError&) {
+    throw;
+  } catch (const std::exception&) {
+    damaged(path, std::string("is not a readable database (") + sqlite3_errmsg(db_) + ")");
+  }
+  if (verdict != "ok") damaged(path, "fails SQLite's quick_check (" + verdict.substr(0, 200) + ")");
+  if (version != kSchemaVersion)
+    damaged(path, "has layout " + std::to_string(version) + ", this ukes-server reads layout " +
+                      std::to_string(kSchemaVersion) +
+                      (version < kSchemaVersion ? " (an earlier ukes wrote it)" : ""));
+}
+
+std::string JobStore::set_aside(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  const std::string aside =
+      path + ".damaged-" + std::to_string(static_cast<std::int64_t>(unix_now()));
+  for (const char* suffix : {"-wal", "-shm", ""}) {
+    const std::string from = path + suffix, to = aside + suffix;
+    if (std::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
+      throw std::runtime_error("cannot move " + from + " aside to " + to);
+  }
+  return aside;
 }
 
 JobStore::~JobStore() { sqlite3_close(db_); }
@@ -142,137 +291,253 @@ void JobStore::exec(const char* sql) const {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
     const std::string message = error != nullptr ? error : "unknown error";
     sqlite3_free(error);
+    if (disk_full(db_)) throw DiskFullError();
     throw std::runtime_error("job store: " + message);
   }
 }
 
 std::int64_t JobStore::changes() const { return sqlite3_changes64(db_); }
 
-void JobStore::add_job(const StoredJob& job) {
-  const std::lock_guard lock(mu_);
-  Statement s(
-      db_,
-      "INSERT INTO jobs (id, owner, spec_json, timeout_s, system_summaries, submitted_at, "
-      "ended_at, fetched_at, cancel_requested) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-  s.bind(1, job.id).bind(2, job.owner).bind(3, job.spec_json).bind(4, job.timeout_s);
-  s.bind(5, std::int64_t{job.system_summaries}).bind(6, job.submitted_at).bind(7, job.ended_at);
-  s.bind(8, job.fetched_at).bind(9, std::int64_t{job.cancel_requested});
-  s.run("store a job");
-}
-
-std::vector<StoredJob> JobStore::jobs() const {
-  const std::lock_guard lock(mu_);
-  Statement s(db_,
-              "SELECT id, owner, spec_json, timeout_s, system_summaries, submitted_at, ended_at, "
-              "fetched_at, cancel_requested FROM jobs ORDER BY seq");
-  std::vector<StoredJob> out;
-  while (s.step("read the jobs")) {
-    StoredJob j;
-    j.id = s.text(0);
-    j.owner = s.text(1);
-    j.spec_json = s.text(2);
-    j.timeout_s = s.real(3);
-    j.system_summaries = s.integer(4) != 0;
-    j.submitted_at = s.real(5);
-    j.ended_at = s.real(6);
-    j.fetched_at = s.real(7);
-    j.cancel_requested = s.integer(8) != 0;
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
-void JobStore::set_ended_at(const std::string& id, double unix_s) {
-  const std::lock_guard lock(mu_);
-  Statement(db_, "UPDATE jobs SET ended_at = ?2 WHERE id = ?1")
-      .bind(1, id)
-      .bind(2, unix_s)
-      .run("record a job's end");
-}
-
-void JobStore::set_fetched_at(const std::string& id, double unix_s) {
-  const std::lock_guard lock(mu_);
-  Statement(db_, "UPDATE jobs SET fetched_at = ?2 WHERE id = ?1")
-      .bind(1, id)
-      .bind(2, unix_s)
-      .run("record a job's fetch");
-}
-
-void JobStore::set_cancel_requested(const std::string& id) {
-  const std::lock_guard lock(mu_);
-  Statement(db_, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1")
-      .bind(1, id)
-      .run("record a cancel");
-}
-
-void JobStore::remove_job(const std::string& id) {
-  const std::lock_guard lock(mu_);
+template <class Body>
+void JobStore::transaction(Body&& body) {
   exec("BEGIN IMMEDIATE");
   try {
-    Statement(db_, "DELETE FROM chunks WHERE job = ?1").bind(1, id).run("remove a job's chunks");
-    Statement(db_, "DELETE FROM jobs WHERE id = ?1").bind(1, id).run("remove a job");
+    body();
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+}
+
+namespace {
+
+// The columns of a job row, in this order, in every statement that reads or writes one whole.
+constexpr const char* kJobColumns =
+    "id, owner, spec_json, timeout_s, system_summaries, submitted_at, ended_at, fetched_at, "
+    "cancel_requested, checksum";
+
+}  // namespace
+
+void JobStore::add_job(const StoredJob& job) {
+  const std::string checksum = job_checksum(job);
+  const std::lock_guard lock(mu_);
+  Statement s(db_, (std::string("INSERT INTO jobs (") + kJobColumns +
+                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+                       .c_str());
+  s.bind(1, job.id).bind(2, job.owner).bind(3, job.spec_json).bind(4, job.timeout_s);
+  s.bind(5, std::int64_t{job.system_summaries}).bind(6, job.submitted_at).bind(7, job.ended_at);
+  s.bind(8, job.fetched_at).bind(9, std::int64_t{job.cancel_requested}).bind_blob(10, checksum);
+  s.run("store a job");
+}
+
+namespace {
+
+StoredJob read_job(const auto& s) {
+  StoredJob j;
+  j.id = s.text(0);
+  j.owner = s.text(1);
+  j.spec_json = s.text(2);
+  j.timeout_s = s.real(3);
+  j.system_summaries = s.integer(4) != 0;
+  j.submitted_at = s.real(5);
+  j.ended_at = s.real(6);
+  j.fetched_at = s.real(7);
+  j.cancel_requested = s.integer(8) != 0;
+  j.intact = s.text(9) == job_checksum(j);
+  return j;
+}
+
+}  // namespace
+
+std::vector<StoredJob> JobStore::jobs() const {
+  const std::lock_guard lock(mu_);
+  Statement s(db_, (std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY seq").c_str());
+  std::vector<StoredJob> out;
+  while (s.step("read the jobs")) out.push_back(read_job(s));
+  return out;
+}
+
+template <class Change>
+void JobStore::update_job(const std::string& id, Change&& change) {
+  const std::lock_guard lock(mu_);
+  transaction([&] {
+    StoredJob job;
+    {
+      Statement s(db_, (std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1").c_str());
+      s.bind(1, id);
+      if (!s.step("read a job")) return;
+      job = read_job(s);
+    }
+    // A record that no longer matches its checksum stays so: rewriting it would bless it.
+    if (!job.intact) return;
+    change(job);
+    const std::string checksum = job_checksum(job);
+    Statement(db_,
+              "UPDATE jobs SET ended_at = ?2, fetched_at = ?3, cancel_requested = ?4, "
+              "checksum = ?5 WHERE id = ?1")
+        .bind(1, id)
+        .bind(2, job.ended_at)
+        .bind(3, job.fetched_at)
+        .bind(4, std::int64_t{job.cancel_requested})
+        .bind_blob(5, checksum)
+        .run("update a job");
+  });
+}
+
+void JobStore::set_ended_at(const std::string& id, double unix_s) {
+  update_job(id, [&](StoredJob& j) { j.ended_at = unix_s; });
+}
+
+void JobStore::set_fetched_at(const std::string& id, double unix_s) {
+  update_job(id, [&](StoredJob& j) { j.fetched_at = unix_s; });
+}
+
+void JobStore::set_cancel_requested(const std::string& id) {
+  update_job(id, [&](StoredJob& j) { j.cancel_requested = true; });
+}
+
+void JobStore::remove_job(const std::string& id) {
+  const std::lock_guard lock(mu_);
+  transaction([&] {
+    Statement(db_, "DELETE FROM chunks WHERE job = ?1").bind(1, id).run("remove a job's chunks");
+    Statement(db_, "DELETE FROM jobs WHERE id = ?1").bind(1, id).run("remove a job");
+  });
   exec("PRAGMA incremental_vacuum");
 }
 
 void JobStore::put_chunks(const std::string& id, const std::vector<StoredChunk>& chunks) {
   if (chunks.empty()) return;
   const std::lock_guard lock(mu_);
-  exec("BEGIN IMMEDIATE");
-  try {
-    Statement s(db_, "INSERT INTO chunks (job, sequence, kind, data) VALUES (?1, ?2, ?3, ?4)");
+  transaction([&] {
+    Statement s(db_,
+                "INSERT OR REPLACE INTO chunks (job, sequence, kind, slice_end, data, checksum) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     for (const StoredChunk& c : chunks) {
-      s.bind(1, id).bind(2, c.sequence).bind(3, std::int64_t{c.kind}).bind_blob(4, c.data);
+      const std::string checksum = chunk_checksum(id, c);
+      s.bind(1, id).bind(2, c.sequence).bind(3, std::int64_t{c.kind}).bind(4, c.slice_end);
+      s.bind_blob(5, c.data).bind_blob(6, checksum);
       s.run("store a result chunk");
     }
-    exec("COMMIT");
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+  });
 }
+
+namespace {
+
+// A chunk row read as (sequence, kind, slice_end, data, checksum): whether it is intact.
+StoredChunk read_chunk(const auto& s, const std::string& job, bool* intact) {
+  StoredChunk c{s.integer(0), static_cast<int>(s.integer(1)), s.text(3), s.integer(2)};
+  *intact = s.text(4) == chunk_checksum(job, c);
+  return c;
+}
+
+constexpr const char* kChunkColumns = "sequence, kind, slice_end, data, checksum";
+
+}  // namespace
 
 std::string JobStore::chunk(const std::string& id, std::int64_t sequence) const {
   const std::lock_guard lock(mu_);
-  Statement s(db_, "SELECT data FROM chunks WHERE job = ?1 AND sequence = ?2");
+  Statement s(db_, (std::string("SELECT ") + kChunkColumns +
+                    " FROM chunks WHERE job = ?1 AND sequence = ?2")
+                       .c_str());
   s.bind(1, id).bind(2, sequence);
-  return s.step("read a result chunk") ? s.text(0) : std::string();
+  if (!s.step("read a result chunk")) return {};
+  bool intact = false;
+  StoredChunk c = read_chunk(s, id, &intact);
+  // A row whose sequence itself changed fails its checksum too: it was computed with the old one.
+  if (!intact) throw CorruptRecordError(id, sequence);
+  return std::move(c.data);
 }
 
-std::int64_t JobStore::chunk_count(const std::string& id) const {
+std::vector<std::int64_t> JobStore::remove_corrupt_chunks(const std::string& id) {
   const std::lock_guard lock(mu_);
-  Statement s(db_, "SELECT count(*) FROM chunks WHERE job = ?1");
+  std::vector<std::int64_t> corrupt;
+  {
+    Statement s(db_, (std::string("SELECT ") + kChunkColumns +
+                      " FROM chunks WHERE job = ?1 ORDER BY sequence")
+                         .c_str());
+    s.bind(1, id);
+    bool intact = false;
+    while (s.step("check a job's chunks"))
+      if (read_chunk(s, id, &intact); !intact) corrupt.push_back(s.integer(0));
+  }
+  if (corrupt.empty()) return corrupt;
+  transaction([&] {
+    Statement d(db_, "DELETE FROM chunks WHERE job = ?1 AND sequence = ?2");
+    for (const std::int64_t sequence : corrupt)
+      d.bind(1, id).bind(2, sequence).run("remove a chunk");
+  });
+  return corrupt;
+}
+
+std::vector<std::int64_t> JobStore::chunk_sequences(const std::string& id) const {
+  const std::lock_guard lock(mu_);
+  Statement s(db_, "SELECT sequence FROM chunks WHERE job = ?1 ORDER BY sequence");
   s.bind(1, id);
-  s.step("count a job's chunks");
-  return s.integer(0);
+  std::vector<std::int64_t> out;
+  while (s.step("list a job's chunks")) out.push_back(s.integer(0));
+  return out;
 }
 
 std::vector<std::string> JobStore::chunks_of_kind(const std::string& id, int kind) const {
   const std::lock_guard lock(mu_);
-  Statement s(db_, "SELECT data FROM chunks WHERE job = ?1 AND kind = ?2 ORDER BY sequence");
+  Statement s(db_, (std::string("SELECT ") + kChunkColumns +
+                    " FROM chunks WHERE job = ?1 AND kind = ?2 ORDER BY sequence")
+                       .c_str());
   s.bind(1, id).bind(2, std::int64_t{kind});
   std::vector<std::string> out;
-  while (s.step("read a job's chunks")) out.push_back(s.text(0));
+  bool intact = false;
+  while (s.step("read a job's chunks")) {
+    StoredChunk c = read_chunk(s, id, &intact);
+    if (!intact) throw CorruptRecordError(id, c.sequence);
+    out.push_back(std::move(c.data));
+  }
   return out;
 }
 
-void JobStore::add_model(const std::string& id, const std::string& definition_json) {
+std::vector<int> JobStore::slice_ends(const std::string& id) const {
   const std::lock_guard lock(mu_);
-  Statement(db_, "INSERT OR IGNORE INTO models (id, definition_json) VALUES (?1, ?2)")
-      .bind(1, id)
-      .bind(2, definition_json)
+  Statement s(db_,
+              "SELECT DISTINCT slice_end FROM chunks WHERE job = ?1 AND slice_end > 0 "
+              "ORDER BY slice_end");
+  s.bind(1, id);
+  std::vector<int> out;
+  while (s.step("read a job's slices")) out.push_back(static_cast<int>(s.integer(0)));
+  return out;
+}
+
+void JobStore::add_model(const std::string& owner, const std::string& id,
+                         const std::string& definition_json) {
+  const std::string checksum = model_checksum({owner, id, definition_json});
+  const std::lock_guard lock(mu_);
+  Statement(db_,
+            "INSERT OR IGNORE INTO models (owner, id, definition_json, checksum) "
+            "VALUES (?1, ?2, ?3, ?4)")
+      .bind(1, owner)
+      .bind(2, id)
+      .bind(3, definition_json)
+      .bind_blob(4, checksum)
       .run("store a model");
 }
 
-std::vector<std::pair<std::string, std::string>> JobStore::models() const {
+bool JobStore::remove_model(const std::string& owner, const std::string& id) {
   const std::lock_guard lock(mu_);
-  Statement s(db_, "SELECT id, definition_json FROM models ORDER BY seq");
-  std::vector<std::pair<std::string, std::string>> out;
-  while (s.step("read the models")) out.emplace_back(s.text(0), s.text(1));
+  Statement(db_, "DELETE FROM models WHERE owner = ?1 AND id = ?2")
+      .bind(1, owner)
+      .bind(2, id)
+      .run("remove a model");
+  return changes() > 0;
+}
+
+std::vector<StoredModel> JobStore::models() const {
+  const std::lock_guard lock(mu_);
+  Statement s(db_, "SELECT owner, id, definition_json, checksum FROM models ORDER BY seq");
+  std::vector<StoredModel> out;
+  while (s.step("read the models")) {
+    StoredModel m{s.text(0), s.text(1), s.text(2)};
+    m.intact = s.text(3) == model_checksum(m);
+    out.push_back(std::move(m));
+  }
   return out;
 }
 

@@ -7,13 +7,19 @@
 //
 // A durable log reopened after a restart holds the chunks stored before; the job then runs
 // again from the start, and the chunks it produces that are already stored are checked against
-// them and dropped (results are deterministic), so every sequence number keeps one chunk.
+// them and dropped (results are deterministic), so every sequence number keeps one chunk. A
+// stored chunk found corrupt (its checksum, service/server/job_store.hpp) is never handed out: it
+// becomes a missing chunk, which readers wait for, and which the next run of the job fills with
+// the chunk it produces at that sequence. An ended job's log is sealed: runs after that only fill
+// missing chunks, and the log never grows.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,23 +49,40 @@ class ResultLog {
 
   // A memory-only log spilling to `spill_path` (created on first use).
   ResultLog(std::string spill_path, MemoryBudget& budget);
-  // A log over `storage` that already holds chunks 1..stored (a durable job reopened; its
-  // header, chunk 1, is not produced again).
-  ResultLog(std::unique_ptr<ChunkStorage> storage, MemoryBudget& budget, std::int64_t stored = 0);
+  // A log over `storage` that already holds chunks 1..stored but for `missing` (a durable job
+  // reopened).
+  ResultLog(std::unique_ptr<ChunkStorage> storage, MemoryBudget& budget, std::int64_t stored = 0,
+            std::set<std::int64_t> missing = {});
   ~ResultLog();  // gives the memory back
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
 
   // Numbers the chunks and appends them (to the storage together: all or none); returns the
-  // last one's sequence. Throws std::runtime_error when the storage cannot be written (the
-  // message reaches clients: it names no server path). `in_memory` keeps the chunks in memory
-  // whatever the budget (for the small header and JobEnd, which must not be lost to a full
-  // disk).
-  std::int64_t append(std::vector<Chunk> chunks, bool in_memory = false);
+  // last one's sequence. Throws DiskFullError or std::runtime_error when the storage cannot be
+  // written (the message reaches clients: it names no server path). `in_memory` keeps the chunks
+  // in memory whatever the budget, and in memory alone when the disk is full (for the small
+  // header and JobEnd, which must not be lost to a full disk). `slice_end`: the chunks are a
+  // slice's, after which that many systems are done (StoredChunk::slice_end).
+  std::int64_t append(std::vector<Chunk> chunks, bool in_memory = false,
+                      std::int64_t slice_end = 0);
   std::int64_t append(Chunk chunk, bool in_memory = false);
   std::int64_t size() const;
-  // Chunk `sequence` (1-based), or nullptr when there is none (yet).
+  // Chunk `sequence` (1-based), or nullptr when there is none (yet) or it is missing. A stored
+  // chunk that fails its checksum becomes missing here, and the listener set with
+  // on_missing is called.
   std::shared_ptr<const Chunk> get(std::int64_t sequence) const;
+
+  // A run of a stored log produces it again from its first chunk (the header) on.
+  void rewind();
+  // The job ended: from now on only missing chunks are taken.
+  void seal();
+  // Missing chunks (see above): how many there are, whether `sequence` is one, and how many
+  // were ever found (which tells a run whether more went missing while it ran).
+  std::int64_t missing() const;
+  bool is_missing(std::int64_t sequence) const;
+  std::int64_t missing_found() const;
+  // Called (no lock held) when get() finds a stored chunk corrupt.
+  void on_missing(std::function<void()> listener);
 
   std::int64_t memory_bytes() const;
   std::int64_t spilled_bytes() const;  // written to the storage
@@ -68,7 +91,8 @@ class ResultLog {
   std::int64_t replay_mismatches() const;
 
  private:
-  // Whether a produced chunk is one already stored (and checks it against the stored one).
+  // Whether a produced chunk is one already stored (and checks it against the stored one); a
+  // chunk that fills a missing one is not.
   bool replayed(const Chunk& chunk, std::int64_t sequence);
 
   std::unique_ptr<ChunkStorage> storage_;
@@ -79,6 +103,10 @@ class ResultLog {
   std::int64_t stored_bytes_ = 0;
   std::int64_t memory_bytes_ = 0;
   std::int64_t replay_mismatches_ = 0;
+  mutable std::set<std::int64_t> missing_;
+  mutable std::int64_t missing_found_ = 0;
+  bool sealed_ = false;
+  std::function<void()> on_missing_;
 };
 
 }  // namespace ukes::server

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   std::string device = "auto";
   double memory_mb = static_cast<double>(o.memory_budget_bytes >> 20);
   double max_trajectory_mb = static_cast<double>(o.limits.max_trajectory_bytes >> 20);
+  double model_mb = static_cast<double>(o.model_limits.max_bytes >> 20);
   double max_request_mb = static_cast<double>(o.max_request_bytes >> 20);
   app.add_option("--listen", o.listen, "Address to listen on (default: loopback only)")
       ->capture_default_str();
@@ -67,6 +68,18 @@ int main(int argc, char** argv) {
                  "Keep jobs here (an SQLite job store): they survive restarts and kills. "
                  "Default: jobs in memory only, results beyond the memory budget spilled to a "
                  "private temporary directory removed at exit");
+  app.add_flag("--set-aside-store", o.set_aside_damaged_store,
+               "When the job store under --data-dir is damaged (fails its checks at start), "
+               "move it aside (ukes-jobs.sqlite.damaged-<time>) and start with an empty one, "
+               "instead of refusing to start");
+  app.add_option("--max-models-per-principal", o.model_limits.max_models,
+                 "Registered models each principal may keep (RegisterModel)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--max-model-mb-per-principal", model_mb,
+                 "Registered definitions' text each principal may keep")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
   app.add_option("--memory-budget-mb", memory_mb, "Results held in memory, all jobs together")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   o.memory_budget_bytes = static_cast<std::int64_t>(memory_mb * (1 << 20));
+  o.model_limits.max_bytes = static_cast<std::int64_t>(model_mb * (1 << 20));
   o.limits.max_trajectory_bytes = static_cast<std::int64_t>(max_trajectory_mb * (1 << 20));
   o.max_request_bytes = static_cast<std::int64_t>(max_request_mb * (1 << 20));
   o.device = device == "cpu"   ? ukes::Device::kCpu

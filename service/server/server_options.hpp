@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/run_spec.hpp"
 
 namespace ukes::server {
@@ -15,6 +16,11 @@ struct ServerOptions {
   // Durable jobs: the job store's directory (service/server/job_store.hpp). Empty: jobs live in
   // memory, results beyond the memory budget spill to a private temporary directory.
   std::string data_dir;
+  // A job store that cannot be used as it is (JobStore) is moved aside, and the server starts
+  // with an empty one, instead of refusing to start.
+  bool set_aside_damaged_store = false;
+  // Each principal's quota of registered models (RegisterModel).
+  ModelRegistry::Limits model_limits;
   std::int64_t memory_budget_bytes = std::int64_t{1} << 30;  // results held in memory, all jobs
   SpecLimits limits;
   std::int64_t max_request_bytes = std::int64_t{256} << 20;

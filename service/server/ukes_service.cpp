@@ -1,5 +1,6 @@
 #include "service/server/ukes_service.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,10 @@
 namespace ukes::server {
 
 namespace {
+
+// Seconds a client waits before trying again after a full disk: room comes back when an operator
+// or the expiry of old jobs makes it, not within the second a full queue takes.
+constexpr const char* kDiskFullRetryAfterS = "5";
 
 grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& s) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -43,6 +48,25 @@ grpc::Status serialize(const Message& message, grpc::ByteBuffer* bytes) {
   return grpc::SerializationTraits<Message>::Serialize(message, bytes, &own_buffer);
 }
 
+// What the exception being handled answers: a full disk RESOURCE_EXHAUSTED with a retry hint,
+// anything else INTERNAL with its (bounded) text; never what gRPC answers for an exception that
+// escapes a handler, UNIMPLEMENTED with no message.
+grpc::Status exception_status(grpc::CallbackServerContext* context) {
+  try {
+    throw;
+  } catch (const DiskFullError& e) {
+    context->AddTrailingMetadata(kRetryAfterMetadataKey, kDiskFullRetryAfterS);
+    log_event(LogLevel::kWarning, "disk_full", {{"peer", context->peer()}});
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "not enough memory for this request"};
+  } catch (const std::exception& e) {
+    const std::string error = printable_text(e.what(), kMaxQuotedReasonBytes);
+    log_event(LogLevel::kError, "request_failed", {{"peer", context->peer()}, {"error", error}});
+    return {grpc::StatusCode::INTERNAL, error};
+  }
+}
+
 // A unary call: parses the request, runs `handle(request, response)`, serializes its response.
 template <class Request, class Response, class Handler>
 grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* context, const grpc::ByteBuffer& in,
@@ -51,7 +75,11 @@ grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* context, const grpc
   grpc::Status status = parse_request(in, request);
   if (status.ok()) {
     Response response;
-    status = handle(request, response);
+    try {
+      status = handle(request, response);
+    } catch (...) {
+      status = exception_status(context);
+    }
     if (status.ok()) status = serialize(response, out);
   }
   return finish(context, status);
@@ -139,7 +167,10 @@ class ResultStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
         } else if (!in_flight_) {
           try {
             const auto chunk = job_->log().get(next_);
-            if (chunk) {
+            if (!chunk && job_->data_lost() &&
+                (next_ > job_->log().size() || job_->log().is_missing(next_))) {
+              finish = grpc::Status(grpc::StatusCode::DATA_LOSS, job_->message());
+            } else if (chunk) {
               const grpc::Status s = serialize(*chunk, &current_);
               if (!s.ok()) throw std::runtime_error(s.error_message());
               in_flight_ = true;
@@ -261,12 +292,8 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context, const std
     log_event(LogLevel::kWarning, "job_rejected",
               {{"peer", context->peer()}, {"code", "RESOURCE_EXHAUSTED"}, {"error", e.what()}});
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, e.what()};
-  } catch (const std::bad_alloc&) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "not enough memory for this job"};
-  } catch (const std::exception& e) {
-    const std::string error = printable_text(e.what(), kMaxQuotedReasonBytes);
-    log_event(LogLevel::kError, "submit_failed", {{"error", error}});
-    return {grpc::StatusCode::INTERNAL, error};
+  } catch (...) {
+    return exception_status(context);
   }
 }
 
@@ -284,15 +311,85 @@ grpc::Status UkesService::submit(grpc::CallbackServerContext* context, const std
 UKES_UNARY_METHODS(UKES_DEFINE_RAW_UNARY)
 #undef UKES_DEFINE_RAW_UNARY
 
-grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const std::string&,
-                                      const v1::ListModelsRequest&,
+namespace {
+
+// ListModels pages (AIP-158): the default and largest page sizes, and the reply size a page stays
+// under (a stock client takes 4 MiB; a model without its definition is a few KB at most).
+constexpr int kDefaultPageSize = 100;
+constexpr int kMaxPageSize = 1000;
+constexpr std::size_t kMaxListReplyBytes = (std::size_t{1} << 20) - (std::size_t{64} << 10);
+
+// A page token names the place where the next page starts: "c<k>" the k-th catalogue model,
+// "r<order>" the registered models after that registration order (ModelRegistry::Entry).
+struct PagePlace {
+  bool catalogue = true;
+  std::int64_t at = 0;
+};
+
+std::optional<PagePlace> parse_page_token(const std::string& token) {
+  if (token.empty()) return PagePlace{};
+  if (token.size() < 2 || token.size() > 20 || (token[0] != 'c' && token[0] != 'r'))
+    return std::nullopt;
+  PagePlace place{token[0] == 'c', 0};
+  for (std::size_t k = 1; k < token.size(); ++k) {
+    if (token[k] < '0' || token[k] > '9') return std::nullopt;
+    place.at = place.at * 10 + (token[k] - '0');
+  }
+  return place;
+}
+
+// Adds `model` without its definition unless the reply would pass the size a page stays under
+// (the first model of a page always goes in: without its definition it is a few KB, its names
+// being of 64 characters at most, docs/MODEL_FORMAT.md).
+bool add_listed(const ModelInfo& model, v1::ListModelsResponse& response) {
+  v1::Model listed;
+  model_to_proto(model, &listed);
+  listed.clear_definition_json();
+  if (response.models_size() > 0 &&
+      response.ByteSizeLong() + listed.ByteSizeLong() + 16 > kMaxListReplyBytes)
+    return false;
+  *response.add_models() = std::move(listed);
+  return true;
+}
+
+}  // namespace
+
+grpc::Status UkesService::list_models(grpc::CallbackServerContext*, const std::string& principal,
+                                      const v1::ListModelsRequest& request,
                                       v1::ListModelsResponse& response) {
-  for (const auto& m : catalogue_info()) model_to_proto(m, response.add_models());
-  for (const auto& m : jobs_.models().list()) model_to_proto(*m, response.add_models());
+  if (request.page_size() < 0)
+    return {grpc::StatusCode::INVALID_ARGUMENT, "page_size: must be >= 0"};
+  const auto place = parse_page_token(request.page_token());
+  if (!place)
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "page_token: not a token from an earlier ListModels reply"};
+  const int page_size =
+      request.page_size() == 0 ? kDefaultPageSize : std::min(request.page_size(), kMaxPageSize);
+  const auto& catalogue = catalogue_info();
+  std::int64_t after = place->catalogue ? 0 : place->at;
+  if (place->catalogue) {
+    for (auto k = static_cast<std::size_t>(place->at); k < catalogue.size(); ++k) {
+      if (response.models_size() == page_size || !add_listed(catalogue[k], response)) {
+        response.set_next_page_token("c" + std::to_string(k));
+        return grpc::Status::OK;
+      }
+    }
+  }
+  // One more than fits, to tell whether another page follows.
+  const auto registered =
+      jobs_.models().list(principal, after, static_cast<std::size_t>(page_size) + 1);
+  for (const auto& entry : registered) {
+    if (response.models_size() == page_size || !add_listed(*entry.model, response)) {
+      response.set_next_page_token("r" + std::to_string(after));
+      return grpc::Status::OK;
+    }
+    after = entry.order;
+  }
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::register_model(grpc::CallbackServerContext* context, const std::string&,
+grpc::Status UkesService::register_model(grpc::CallbackServerContext* context,
+                                         const std::string& principal,
                                          const v1::RegisterModelRequest& request,
                                          v1::RegisterModelResponse& response) {
   try {
@@ -300,7 +397,7 @@ grpc::Status UkesService::register_model(grpc::CallbackServerContext* context, c
       throw LimitError("definition_json",
                        "larger than " + std::to_string(kMaxDefinitionBytes) + " bytes");
     const nlohmann::json doc = parse_spec_text(request.definition_json());
-    const auto model = jobs_.register_model(user_model_from_json(doc, "definition"));
+    const auto model = jobs_.register_model(principal, user_model_from_json(doc, "definition"));
     response.set_model_id(model_id(*model));
     model_to_proto(*model, response.mutable_model());
     log_event(LogLevel::kInfo, "model_registered",
@@ -315,12 +412,25 @@ grpc::Status UkesService::register_model(grpc::CallbackServerContext* context, c
   }
 }
 
-grpc::Status UkesService::describe_model(grpc::CallbackServerContext*, const std::string&,
+grpc::Status UkesService::delete_model(grpc::CallbackServerContext* context,
+                                       const std::string& principal,
+                                       const v1::DeleteModelRequest& request,
+                                       v1::DeleteModelResponse&) {
+  if (!jobs_.delete_model(principal, request.model_id()))
+    return {grpc::StatusCode::NOT_FOUND,
+            "model_id: you have no registered model '" +
+                printable_text(request.model_id(), kMaxQuotedFieldBytes) + "'"};
+  log_event(LogLevel::kInfo, "model_deleted",
+            {{"peer", context->peer()}, {"model_id", request.model_id()}});
+  return grpc::Status::OK;
+}
+
+grpc::Status UkesService::describe_model(grpc::CallbackServerContext*, const std::string& principal,
                                          const v1::DescribeModelRequest& request,
                                          v1::DescribeModelResponse& response) {
   if (request.name().empty())
     return {grpc::StatusCode::INVALID_ARGUMENT, "name: must not be empty"};
-  const auto registered = jobs_.models().find(request.name());
+  const auto registered = jobs_.models().find(principal, request.name());
   const ModelInfo* m = registered ? registered.get() : find_model(request.name());
   if (m == nullptr)
     return {grpc::StatusCode::NOT_FOUND,
@@ -329,7 +439,8 @@ grpc::Status UkesService::describe_model(grpc::CallbackServerContext*, const std
   return grpc::Status::OK;
 }
 
-grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*, const std::string&,
+grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
+                                          const std::string& principal,
                                           const v1::GetServerInfoRequest&,
                                           v1::GetServerInfoResponse& response) {
   const ServerOptions& o = jobs_.options();
@@ -360,6 +471,10 @@ grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*, const st
   response.set_memory_budget_bytes(o.memory_budget_bytes);
   response.set_queued_jobs(jobs_.queued_jobs());
   response.set_running_jobs(jobs_.running_jobs());
+  response.set_own_queued_jobs(jobs_.queued_jobs(principal));
+  response.set_own_running_jobs(jobs_.running_jobs(principal));
+  response.set_max_models_per_principal(jobs_.models().limits().max_models);
+  response.set_max_model_bytes_per_principal(jobs_.models().limits().max_bytes);
   return grpc::Status::OK;
 }
 

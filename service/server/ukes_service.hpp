@@ -17,6 +17,7 @@ namespace ukes::server {
   X(ListModels, list_models)        \
   X(DescribeModel, describe_model)  \
   X(RegisterModel, register_model)  \
+  X(DeleteModel, delete_model)      \
   X(GetServerInfo, get_server_info) \
   X(SubmitJob, submit_job)          \
   X(GetJob, get_job)                \
@@ -34,7 +35,8 @@ using RawUkesService = v1::UkesService::WithRawCallbackMethod_ListModels<
                         v1::UkesService::WithRawCallbackMethod_GetJob<
                             v1::UkesService::WithRawCallbackMethod_CancelJob<
                                 v1::UkesService::WithRawCallbackMethod_RegisterModel<
-                                    v1::UkesService::Service>>>>>>>>>;
+                                    v1::UkesService::WithRawCallbackMethod_DeleteModel<
+                                        v1::UkesService::Service>>>>>>>>>>;
 
 // Counts open result streams against ServerOptions::max_streams.
 class StreamLimit {
@@ -86,6 +88,9 @@ class UkesService final : public RawUkesService {
   grpc::Status register_model(grpc::CallbackServerContext* context, const std::string& principal,
                               const v1::RegisterModelRequest& request,
                               v1::RegisterModelResponse& response);
+  grpc::Status delete_model(grpc::CallbackServerContext* context, const std::string& principal,
+                            const v1::DeleteModelRequest& request,
+                            v1::DeleteModelResponse& response);
   grpc::Status get_server_info(grpc::CallbackServerContext* context, const std::string& principal,
                                const v1::GetServerInfoRequest& request,
                                v1::GetServerInfoResponse& response);

@@ -515,7 +515,7 @@ TEST_F(RemoteCliTest, AFullQueueIsWaitedOut) {
   const pid_t run = spawn_ukes("run small.json --server " + server() + " --out out/r.json", "run");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   for (const std::string tag : {"submit", "run"})
-    EXPECT_NE(read_file(base() / (tag + ".err")).find("waiting for a place in the queue"),
+    EXPECT_NE(read_file(base() / (tag + ".err")).find("waiting to try again"),
               std::string::npos)
         << tag;
   for (const std::string& id : {queued_id, endless_id}) {

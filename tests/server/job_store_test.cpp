@@ -1,7 +1,8 @@
 // The job store (service/server/job_store.hpp): an SQLite file in WAL mode that gives back what
 // was stored, in order, after it is closed and reopened; stores a slice's chunks all or none;
-// removes chunks no job owns when it opens; forgets a removed job entirely; and refuses a file
-// from a newer layout.
+// removes chunks no job owns when it opens; forgets a removed job entirely; never hands out a
+// record whose bytes changed on disk; and refuses, with one line naming the file and the way out,
+// a file that is empty, truncated, no database, or of another layout.
 #include "service/server/job_store.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace ukes::server {
@@ -73,9 +76,10 @@ TEST_F(JobStoreTest, WhatIsStoredComesBackAfterReopeningInOrder) {
     store.set_ended_at("j-b", 1.7e9 + 10);
     store.set_fetched_at("j-b", 1.7e9 + 20);
     store.set_cancel_requested("j-a");
-    store.add_model("m-1", R"({"name": "one"})");
-    store.add_model("m-1", R"({"name": "one"})");  // once only
-    store.add_model("m-0", R"({"name": "zero"})");
+    store.add_model("alice", "m-1", R"({"name": "one"})");
+    store.add_model("alice", "m-1", R"({"name": "one"})");  // once only
+    store.add_model("bob", "m-1", R"({"name": "one"})");    // in bob's namespace too
+    store.add_model("alice", "m-0", R"({"name": "zero"})");
   }
   EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
   // Every user's specs and results: readable by the server's owner alone.
@@ -108,21 +112,29 @@ TEST_F(JobStoreTest, WhatIsStoredComesBackAfterReopeningInOrder) {
   EXPECT_EQ(nines[1], store.chunk("j-b", 5));
 
   const auto models = store.models();
-  ASSERT_EQ(models.size(), 2u);
-  EXPECT_EQ(models[0].first, "m-1");
-  EXPECT_EQ(models[1].second, R"({"name": "zero"})");
+  ASSERT_EQ(models.size(), 3u);
+  EXPECT_EQ(models[0].id, "m-1");
+  EXPECT_EQ(models[1].owner, "bob");
+  EXPECT_EQ(models[2].definition_json, R"({"name": "zero"})");
+  for (const auto& m : models) EXPECT_TRUE(m.intact);
+  EXPECT_TRUE(store.remove_model("alice", "m-1"));
+  EXPECT_FALSE(store.remove_model("alice", "m-1"));
+  EXPECT_EQ(store.models().size(), 2u);
 }
 
 TEST_F(JobStoreTest, ASliceIsStoredWholeOrNotAtAll) {
   JobStore store(path());
   store.add_job(job("j-1", ""));
   store.put_chunks("j-1", chunks(1, 2, 1));
-  // The third chunk collides with a stored one: the insert fails and the first two go too.
-  auto slice = chunks(3, 3, 1);
-  slice[2].sequence = 2;
-  EXPECT_THROW(store.put_chunks("j-1", slice), std::runtime_error);
+  // The third chunk of the slice fails to insert (as a full disk would fail it): the first two
+  // go too.
+  query(
+      "CREATE TRIGGER fail_5 BEFORE INSERT ON chunks WHEN NEW.sequence = 5 "
+      "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+  EXPECT_THROW(store.put_chunks("j-1", chunks(3, 3, 1)), std::runtime_error);
   EXPECT_EQ(store.chunk_count("j-1"), 2);
   EXPECT_EQ(store.chunk("j-1", 3), "");
+  query("DROP TRIGGER fail_5");
   store.put_chunks("j-1", chunks(3, 3, 1));  // the store is usable after the failure
   EXPECT_EQ(store.chunk_count("j-1"), 5);
 }
@@ -145,7 +157,7 @@ TEST_F(JobStoreTest, ARemovedJobLeavesNothingAndItsPagesAreFreed) {
   JobStore store(path());
   store.add_job(job("j-big", ""));
   std::vector<StoredChunk> big;
-  for (int k = 1; k <= 16; ++k) big.push_back({k, 1, std::string(1 << 20, 'x')});
+  for (int k = 1; k <= 16; ++k) big.push_back({k, 1, std::string(1 << 20, 'x'), k});
   store.put_chunks("j-big", big);
   const auto pages = [&] { return std::stoll(query("PRAGMA page_count")); };
   const auto full = pages();
@@ -156,15 +168,119 @@ TEST_F(JobStoreTest, ARemovedJobLeavesNothingAndItsPagesAreFreed) {
   EXPECT_LT(pages(), full / 8) << "the 16 MiB of chunks were not given back";
 }
 
-TEST_F(JobStoreTest, AFileFromANewerLayoutIsRefused) {
+// The one line a refused file gives names the file, the problem and the way out.
+void expect_refused(const std::string& path, const std::string& problem) {
+  try {
+    JobStore store(path);
+    ADD_FAILURE() << "opened a store that " << problem;
+  } catch (const StoreDamagedError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find(problem), std::string::npos) << what;
+    EXPECT_NE(what.find("--set-aside-store"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST_F(JobStoreTest, AFileOfAnotherLayoutIsRefused) {
   { JobStore store(path()); }
   query("PRAGMA user_version = 99");
-  try {
+  expect_refused(path(), "has layout 99");
+  query("PRAGMA user_version = 1");  // before checksums
+  expect_refused(path(), "an earlier ukes wrote it");
+}
+
+TEST_F(JobStoreTest, AnEmptyFileWhereADatabaseWasIsRefusedNotStartedAfresh) {
+  { JobStore store(path()); }
+  fs::resize_file(path(), 0);
+  expect_refused(path(), "is empty (0 bytes)");
+  EXPECT_EQ(fs::file_size(path()), 0u) << "the file was touched";
+}
+
+TEST_F(JobStoreTest, ATruncatedOrForeignFileIsRefused) {
+  {
     JobStore store(path());
-    ADD_FAILURE() << "a newer layout was opened";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    store.add_job(job("j-1", ""));
+    std::vector<StoredChunk> big;
+    for (int k = 1; k <= 64; ++k) big.push_back({k, 1, std::string(64 << 10, 'x'), k});
+    store.put_chunks("j-1", big);
   }
+  fs::resize_file(path(), fs::file_size(path()) / 2);
+  expect_refused(path(), "");
+  std::ofstream(path(), std::ios::trunc)
+      << "not a database, but long enough to look like one " << std::string(4096, '#');
+  expect_refused(path(), "is not a readable database");
+}
+
+TEST_F(JobStoreTest, SetAsideMovesTheFileAwayForAnEmptyStore) {
+  { JobStore store(path()); }
+  fs::resize_file(path(), 0);
+  const std::string aside = JobStore::set_aside(path());
+  EXPECT_NE(aside.find(".damaged-"), std::string::npos) << aside;
+  EXPECT_TRUE(fs::exists(aside));
+  EXPECT_FALSE(fs::exists(path()));
+  JobStore fresh(path());
+  EXPECT_TRUE(fresh.jobs().empty());
+  EXPECT_EQ(JobStore::set_aside((dir_ / "none.sqlite").string()), "");
+}
+
+// Flips one byte of `needle`'s first occurrence in the file, as a failing disk would: SQLite
+// itself is not asked, so nothing but the checksums can tell.
+void flip_byte_of(const fs::path& file, const std::string& needle, std::size_t offset) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find(needle);
+  ASSERT_NE(at, std::string::npos) << "not in the file";
+  f.seekp(static_cast<std::streamoff>(at + offset));
+  f.put(static_cast<char>(bytes[at + offset] ^ 0x10));
+}
+
+TEST_F(JobStoreTest, AChunkWhoseBytesChangedOnDiskIsNeverHandedOut) {
+  {
+    JobStore store(path());
+    store.add_job(job("j-1", "alice"));
+    store.put_chunks("j-1", {{1, 1, "header"}, {2, 2, "first slice 3.14159", 40}, {3, 9, "end"}});
+  }  // closed: the WAL is checkpointed into the file
+  flip_byte_of(path(), "first slice 3.14159", 14);
+  JobStore store(path());
+  EXPECT_EQ(store.chunk("j-1", 1), "header");
+  try {
+    store.chunk("j-1", 2);
+    ADD_FAILURE() << "a corrupt chunk was handed out";
+  } catch (const CorruptRecordError& e) {
+    EXPECT_EQ(e.job(), "j-1");
+    EXPECT_EQ(e.sequence(), 2);
+  }
+  EXPECT_THROW(store.chunks_of_kind("j-1", 2), CorruptRecordError);
+  EXPECT_EQ(store.remove_corrupt_chunks("j-1"), std::vector<std::int64_t>{2});
+  EXPECT_EQ(store.chunk_sequences("j-1"), (std::vector<std::int64_t>{1, 3}));
+  // A run fills it again.
+  store.put_chunks("j-1", {{2, 2, "first slice 3.14159", 40}});
+  EXPECT_EQ(store.chunk("j-1", 2), "first slice 3.14159");
+  EXPECT_EQ(store.slice_ends("j-1"), std::vector<int>{40});
+}
+
+TEST_F(JobStoreTest, ChangedRecordsOfJobsAndModelsAreFlaggedNotTrusted) {
+  {
+    JobStore store(path());
+    store.add_job(job("j-1", "alice"));
+    store.add_job(job("j-2", "bob"));
+    store.set_ended_at("j-2", 1.7e9 + 5);
+    store.add_model("alice", "m-1", R"({"name": "one"})");
+  }
+  // Another program changes them without their checksums.
+  query("UPDATE jobs SET owner = 'mallory' WHERE id = 'j-1'");
+  query("UPDATE jobs SET cancel_requested = 1 WHERE id = 'j-2'");
+  query("UPDATE models SET definition_json = '{\"name\": \"two\"}'");
+  JobStore store(path());
+  const auto jobs = store.jobs();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_FALSE(jobs[0].intact);
+  EXPECT_FALSE(jobs[1].intact);
+  EXPECT_FALSE(store.models()[0].intact);
+  // An update leaves a record that failed its check as it is: rewriting it would bless it.
+  store.set_fetched_at("j-1", 1.7e9 + 9);
+  EXPECT_FALSE(store.jobs()[0].intact);
 }
 
 }  // namespace

@@ -92,8 +92,9 @@ TEST_F(DiscoveryTest, ReflectionListsTheServicesAndDescribesUkesService) {
         found = true;
         std::vector<std::string> methods;
         for (const auto& m : service.method()) methods.push_back(m.name());
-        for (const char* m : {"ListModels", "DescribeModel", "GetServerInfo", "SubmitJob",
-                              "StreamJobResults", "Simulate", "GetJob", "CancelJob"})
+        for (const char* m :
+             {"ListModels", "DescribeModel", "RegisterModel", "DeleteModel", "GetServerInfo",
+              "SubmitJob", "StreamJobResults", "Simulate", "GetJob", "CancelJob"})
           EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
       }
   }

@@ -39,8 +39,9 @@ const char* const kBaseSpecs[] = {
         "integrator": {"method": "rk4", "t_end": 0.05, "dt": 0.005}})",
 };
 
-const char* const kMethods[] = {"ListModels", "DescribeModel", "GetServerInfo",    "SubmitJob",
-                                "Simulate",   "GetJob",        "StreamJobResults", "CancelJob"};
+const char* const kMethods[] = {"ListModels",       "DescribeModel", "RegisterModel", "DeleteModel",
+                                "GetServerInfo",    "SubmitJob",     "Simulate",      "GetJob",
+                                "StreamJobResults", "CancelJob"};
 
 // Strings that stress parsers and quoting.
 const char* const kNasty[] = {

@@ -2,7 +2,8 @@
 // SIGTERM and started again on the same --data-dir: finished jobs are served as they were, the
 // running and queued ones run again and give what an uninterrupted run gives, a client that
 // resumes its stream gets every chunk exactly once, cancels stay cancelled, expired jobs leave
-// nothing in the store. Also: a --data-dir belongs to one live server at a time.
+// nothing in the store, a number changed on disk is never served, and a damaged store is refused
+// rather than started afresh. Also: a --data-dir belongs to one live server at a time.
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "service/server/job_store.hpp"
@@ -172,6 +174,87 @@ TEST(Restart, ExpiredJobsLeaveNothingInTheStore) {
   const server::JobStore store((data.path() / server::JobStore::kFileName).string());
   EXPECT_TRUE(store.jobs().empty());
   EXPECT_EQ(store.chunk_count(id), 0);
+}
+
+// The bytes of the first final q value in the job's first chunk of summaries.
+std::string first_final_q_bytes(const std::vector<Chunk>& chunks) {
+  for (const Chunk& c : chunks)
+    if (c.has_summaries() && c.summaries().q_size() > 0) {
+      const double q = c.summaries().q(0);
+      return std::string(reinterpret_cast<const char*>(&q), sizeof q);
+    }
+  return {};
+}
+
+// Flips one bit of the stored number `bytes` in the database file, as a failing disk would.
+void flip_stored_number(const fs::path& file, const std::string& bytes) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find(bytes);
+  ASSERT_NE(at, std::string::npos) << "the number is not in the file";
+  f.seekp(static_cast<std::streamoff>(at + 3));
+  f.put(static_cast<char>(text[at + 3] ^ 0x01));
+}
+
+TEST(Restart, ANumberChangedOnDiskIsNeverServedTheJobComputesItAgain) {
+  const DataDirectory data;
+  const auto flags = data.flags({"--threads", "1"});
+  std::string id;
+  std::vector<Chunk> before;
+  {
+    ServerProcess first(flags, DataDir::kPrivate);
+    auto stub = make_stub(first.channel());
+    const StreamResult r = simulate(*stub, json_request(kShortSpec));
+    ASSERT_EQ(r.end_state(), v1::JOB_STATE_SUCCEEDED);
+    id = r.job_id();
+    before = r.chunks;
+    first.stop();  // SIGTERM: the WAL is checkpointed into the database file
+  }
+  flip_stored_number(data.path() / server::JobStore::kFileName, first_final_q_bytes(before));
+
+  ServerProcess second(flags, DataDir::kPrivate);
+  auto stub = make_stub(second.channel());
+  const StreamResult after = stream_results(*stub, id, 0, 120.0);
+  ASSERT_TRUE(after.status.ok()) << after.status.error_message();
+  EXPECT_EQ(after.end_state(), v1::JOB_STATE_SUCCEEDED);
+  ASSERT_EQ(after.chunks.size(), before.size());
+  for (std::size_t k = 0; k < before.size(); ++k) {
+    if (before[k].has_summaries() || before[k].has_trajectory() || before[k].has_statistics()) {
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(after.chunks[k], before[k]))
+          << "chunk " << k + 1 << " differs";
+    }
+  }
+  expect_matches_in_process(after, kShortSpec);
+  EXPECT_EQ(log_events(second, "chunk_corrupt").size(), 1u) << second.log_text();
+  second.stop();
+}
+
+TEST(Restart, ADamagedStoreIsRefusedWithOneLineUnlessSetAside) {
+  const DataDirectory data;
+  {
+    ServerProcess first(data.flags(), DataDir::kPrivate);
+    auto stub = make_stub(first.channel());
+    ASSERT_EQ(simulate(*stub, json_request(kShortSpec)).end_state(), v1::JOB_STATE_SUCCEEDED);
+    first.stop();
+  }
+  const fs::path file = data.path() / server::JobStore::kFileName;
+  fs::resize_file(file, 0);  // once, silently treated as a new store: every job gone
+  try {
+    ServerProcess refused(data.flags(), DataDir::kPrivate);
+    ADD_FAILURE() << "a server started on an empty job store file";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file.string() + " is empty (0 bytes)"), std::string::npos) << what;
+    EXPECT_NE(what.find("--set-aside-store"), std::string::npos) << what;
+  }
+  EXPECT_EQ(fs::file_size(file), 0u);
+  ServerProcess aside(data.flags({"--set-aside-store"}), DataDir::kPrivate);
+  ASSERT_EQ(log_events(aside, "store_set_aside").size(), 1u) << aside.log_text();
+  const std::string moved = log_events(aside, "store_set_aside")[0].value("file", "");
+  EXPECT_TRUE(fs::exists(moved)) << moved;
+  auto stub = make_stub(aside.channel());
+  EXPECT_EQ(simulate(*stub, json_request(kShortSpec)).end_state(), v1::JOB_STATE_SUCCEEDED);
+  aside.stop();
 }
 
 TEST(Restart, ADataDirBelongsToOneLiveServerAndOutlivesAKilledOne) {

@@ -1,9 +1,12 @@
 // User models through the service: registered once and named by their content id, or sent inline;
 // listed and described beside the catalogue; results that carry the definition; definitions with
-// mistakes refused with the field and column, limits as RESOURCE_EXHAUSTED.
+// mistakes refused with the field and column, limits as RESOURCE_EXHAUSTED. ListModels in pages
+// under 1 MiB however many large models are registered (once, one reply of 70 MB); a quota of
+// registered models per principal, and DeleteModel to free it.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "service/protocol/metadata.hpp"
 #include "tests/service/service_support.hpp"
@@ -128,6 +131,97 @@ TEST_F(UserModelsTest, OversizedDefinitionsAreResourceExhausted) {
   const grpc::Status status = register_model(*stub_, doc.dump(), &response, &field);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
   EXPECT_EQ(field, "definition_json");
+}
+
+class RegistryQuotaTest : public SharedServerTest<RegistryQuotaTest> {
+ public:
+  static std::vector<std::string> server_args() {
+    return {"--threads", "1", "--max-models-per-principal", "24"};
+  }
+};
+
+// A distinct definition of about 20 KB: the double pendulum under another name, with a long
+// description and long (zero-valued) terms in its forces.
+std::string large_definition(int k) {
+  auto doc = nlohmann::json::parse(example_definition_text("double_pendulum_cartesian"));
+  doc["name"] = "large_" + std::to_string(k);
+  doc["description"] = std::string(4000, 'd');
+  std::string zero = "0 * (m1";
+  while (zero.size() < 3900) zero += " + m1";
+  zero += ")";
+  doc["force"][0] = zero;
+  doc["force"][2] = zero;
+  return doc.dump();
+}
+
+grpc::Status list_page(Stub& stub, const std::string& token, int page_size,
+                       v1::ListModelsResponse* page) {
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::ListModelsRequest request;
+  request.set_page_token(token);
+  request.set_page_size(page_size);
+  return stub.ListModels(&context, request, page);
+}
+
+// Every model of every page, in order; each reply under 1 MiB.
+std::vector<v1::Model> list_all(Stub& stub, int page_size) {
+  std::vector<v1::Model> out;
+  std::string token;
+  do {
+    v1::ListModelsResponse page;
+    const grpc::Status status = list_page(stub, token, page_size, &page);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (!status.ok()) break;
+    EXPECT_LT(page.ByteSizeLong(), std::size_t{1} << 20);
+    EXPECT_LE(page.models_size(), page_size > 0 ? page_size : 100);
+    for (const auto& m : page.models()) {
+      EXPECT_TRUE(m.definition_json().empty()) << "DescribeModel carries definitions";
+      out.push_back(m);
+    }
+    token = page.next_page_token();
+  } while (!token.empty());
+  return out;
+}
+
+TEST_F(RegistryQuotaTest, ListingPagesThroughEveryModelUnderOneMiBAndQuotasHoldUntilADelete) {
+  std::vector<std::string> ids;
+  for (int k = 0; k < 24; ++k) {
+    v1::RegisterModelResponse registered;
+    ASSERT_TRUE(register_model(*stub_, large_definition(k), &registered).ok()) << k;
+    ids.push_back(registered.model_id());
+  }
+  const std::size_t catalogue = catalogue_info().size();
+  for (const int page_size : {0, 7, 1}) {
+    const auto listed = list_all(*stub_, page_size);
+    ASSERT_EQ(listed.size(), catalogue + ids.size()) << "page size " << page_size;
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      EXPECT_EQ(listed[catalogue + k].id(), ids[k]) << "registration order";
+  }
+  v1::ListModelsResponse page;
+  EXPECT_EQ(list_page(*stub_, "not a token", 0, &page).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(list_page(*stub_, "", -1, &page).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // The quota is full: the 25th is refused, naming it, until one is deleted.
+  v1::RegisterModelResponse refused;
+  const grpc::Status full = register_model(*stub_, large_definition(24), &refused);
+  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(full.error_message().find("quota"), std::string::npos) << full.error_message();
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::DeleteModelRequest remove;
+  remove.set_model_id(ids[3]);
+  v1::DeleteModelResponse removed;
+  ASSERT_TRUE(stub_->DeleteModel(&context, remove, &removed).ok());
+  grpc::ClientContext again;
+  set_deadline(again);
+  EXPECT_EQ(stub_->DeleteModel(&again, remove, &removed).error_code(), grpc::StatusCode::NOT_FOUND);
+  const StreamResult by_deleted_id =
+      simulate(*stub_, json_request(sweep_spec("\"" + ids[3] + "\"")));
+  EXPECT_EQ(by_deleted_id.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(register_model(*stub_, large_definition(24), &refused).ok());
+  EXPECT_EQ(list_all(*stub_, 0).size(), catalogue + ids.size());
 }
 
 }  // namespace

@@ -135,6 +135,23 @@ def test_a_registered_definition_runs_by_its_id(client):
     assert result.coordinates == list(client.describe(model_id).coordinates)
 
 
+def test_registered_models_are_listed_across_pages_and_deleted(client):
+    base = json.loads(
+        (SOURCE / "client/examples/models/double_pendulum_cartesian.json").read_text())
+    ids = [client.register_model(dict(base, name=f"paged_{k}")) for k in range(3)]
+    listed = [m.id for m in client.models()]
+    assert listed[:15] == [""] * 15  # the catalogue, then the registered ones in order
+    assert [i for i in listed if i in ids] == ids
+    assert all(not m.definition_json for m in client.models())
+    client.delete_model(ids[1])
+    assert ids[1] not in [m.id for m in client.models()]
+    with pytest.raises(ukes.UkesError) as e:
+        client.delete_model(ids[1])
+    assert e.value.code.name == "NOT_FOUND"
+    with pytest.raises(ukes.SpecError):
+        client.run({"model": ids[1], "sweep": {"count": 2}})
+
+
 def test_inputs_and_trajectory_files_equal_the_command_line_h5(client, tmp_path):
     h5py = pytest.importorskip("h5py")
     spec_file = tmp_path / "spec.json"

@@ -170,8 +170,15 @@ class Client:
         return json_format.MessageToDict(r, preserving_proto_field_name=True)
 
     def models(self) -> list[pb.Model]:
-        """The catalogue models, then the registered user models."""
-        return list(self._call("ListModels", pb.ListModelsRequest()).models)
+        """The catalogue models, then the user models this client's principal registered (every
+        page of ListModels; without their definitions, which describe() gives)."""
+        models, token = [], ""
+        while True:
+            page = self._call("ListModels", pb.ListModelsRequest(page_token=token))
+            models.extend(page.models)
+            token = page.next_page_token
+            if not token:
+                return models
 
     def describe(self, name: str) -> pb.Model:
         """One model by catalogue name or registered id: coordinates, rows, parameters, defaults."""
@@ -182,6 +189,11 @@ class Client:
         its content id, which specs may then give as their "model"."""
         text = definition if isinstance(definition, str) else json.dumps(definition)
         return self._call("RegisterModel", pb.RegisterModelRequest(definition_json=text)).model_id
+
+    def delete_model(self, model_id: str) -> None:
+        """Removes a model this client's principal registered; raises UkesError with code
+        NOT_FOUND when it has none with that id."""
+        self._call("DeleteModel", pb.DeleteModelRequest(model_id=model_id))
 
     def submit(self, spec: Spec, timeout_s: float = 0.0, system_summaries: bool = True) -> Job:
         """Queues a job for `spec` (a dict, a ukes.spec builder, or the path of a JSON or YAML

@@ -115,7 +115,8 @@ def corrupt_chunks(db, count, rng):
     """Changes one byte in the middle of `count` random stored chunks of results (summaries,
     trajectories, statistics) as a failing disk would: in the database file, not through SQLite,
     so that only the server's checksums can tell. The WAL is checkpointed into the file first
-    (what a stopped server leaves). Returns the ids of the jobs whose chunks changed."""
+    (what a stopped server leaves). Jobs of the same spec store the same bytes, so every copy of
+    a chunk changes. Returns the ids of the jobs whose chunks changed."""
     import sqlite3
     from ukes.client import pb
     with sqlite3.connect(db) as conn:
@@ -125,13 +126,16 @@ def corrupt_chunks(db, count, rng):
         r[2]).WhichOneof("payload") in ("summaries", "trajectory", "statistics")]
     content = bytearray(db.read_bytes())
     changed = set()
-    for job, _, data in rng.sample(results, min(count, len(results))):
+    for _, _, data in rng.sample(results, min(count, len(results))):
         middle = len(data) // 2
-        at = content.find(data[middle - 8:middle + 8])
-        if at < 0 or content.find(data[middle - 8:middle + 8], at + 1) >= 0:
-            continue  # not once in the file (split across pages, or repeated): another chunk
-        content[at + 8] ^= 0x01
-        changed.add(job)
+        window = data[middle - 8:middle + 8]
+        at = content.find(window)
+        if at < 0:
+            continue  # split across pages: another chunk
+        while at >= 0:
+            content[at + 8] ^= 0x01
+            at = content.find(window, at + 1)
+        changed |= {job for job, _, other in rows if window in other}
     db.write_bytes(bytes(content))
     return changed
 

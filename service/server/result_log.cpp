@@ -21,7 +21,7 @@ ResultLog::ResultLog(std::unique_ptr<ChunkStorage> storage, MemoryBudget& budget
     : storage_(std::move(storage)),
       budget_(budget),
       entries_(static_cast<std::size_t>(stored)),
-      produced_(stored > 0 ? 1 : 0),
+      produced_(stored),
       missing_(std::move(missing)),
       missing_found_(static_cast<std::int64_t>(missing_.size())) {}
 

@@ -99,7 +99,9 @@ class ResultLog {
   MemoryBudget& budget_;
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<const Chunk>> entries_;  // null: in the storage
-  std::int64_t produced_ = 0;                          // chunks the job has produced this run
+  // Chunks produced: by this run (rewind), else the log's end, where a JobEnd written outside a
+  // run (a job ended at recovery) goes.
+  std::int64_t produced_ = 0;
   std::int64_t stored_bytes_ = 0;
   std::int64_t memory_bytes_ = 0;
   std::int64_t replay_mismatches_ = 0;

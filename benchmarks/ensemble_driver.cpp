@@ -149,7 +149,7 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
     if (device == ukes::Device::kGpu)
       report = ukes::run_ensemble_gpu(batch, s, r);
     else
-      ukes::run_ensemble(device, batch, s, r);
+      ukes::run_ensemble_cpu(batch, s, r);
   };
   for (int w = 0; w < warmup; ++w) run();
   std::vector<double> walls;

@@ -5,6 +5,7 @@
 
 #include "service/engine/version.hpp"
 #include "service/results/atomic_file.hpp"
+#include "service/results/results_h5.hpp"
 #include "service/results/results_json.hpp"
 #include "service/results/trajectories_h5.hpp"
 
@@ -86,14 +87,24 @@ void print_summary(const RunSpec& spec, const RunOutcome& out, std::int64_t step
   if (out.statistics.ok > 0) print_statistics(*spec.model, out.statistics);
 }
 
+bool is_hdf5_path(const std::string& path) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return path.size() > suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".h5") || ends_with(".hdf5");
+}
+
 void write_result_files(const ResultFiles& files, const RunSpec& spec, const RunOutcome& out) {
-  PendingFile json_file, h5_file;
-  if (!files.out.empty()) json_file = stage_results_json(files.out, spec, out);
+  PendingFile out_file, h5_file;  // --out (JSON or HDF5), --h5
+  if (!files.out.empty())
+    out_file = is_hdf5_path(files.out) ? stage_results_h5(files.out, spec, out)
+                                       : stage_results_json(files.out, spec, out);
   if (!files.h5.empty()) h5_file = stage_trajectories_h5(files.h5, spec, out);
   if (h5_file.pending()) h5_file.commit();
-  if (json_file.pending()) {
+  if (out_file.pending()) {
     try {
-      json_file.commit();
+      out_file.commit();
     } catch (...) {
       if (!files.h5.empty()) std::remove(files.h5.c_str());  // all or nothing
       throw;

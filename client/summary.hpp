@@ -17,9 +17,12 @@ void print_summary(const RunSpec& spec, const RunOutcome& out, std::int64_t step
 
 // Where the results go ("" = not written).
 struct ResultFiles {
-  std::string out;  // results JSON
+  std::string out;  // per-system results: HDF5 when it ends .h5 or .hdf5, else JSON
   std::string h5;   // trajectories HDF5
 };
+
+// Whether `path` names an HDF5 file (.h5 or .hdf5): --out then writes binary results.
+bool is_hdf5_path(const std::string& path);
 
 // Writes both files in full before either appears; throws std::runtime_error and leaves neither
 // behind when one cannot be written.

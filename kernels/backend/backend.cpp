@@ -26,19 +26,4 @@ ResolvedDevice resolve_device(Device requested) {
   return {Device::kCpu, gpu.reason};
 }
 
-void run_ensemble(Device device, const Batch& batch, const EnsembleSettings& s,
-                  BatchResults& results, const std::vector<std::int32_t>& traj_ids) {
-  switch (device) {
-    case Device::kGpu:
-      run_ensemble_gpu(batch, s, results, traj_ids);
-      return;
-    case Device::kCpu:
-      run_ensemble_cpu(batch, s, results, traj_ids);
-      return;
-    case Device::kAuto:
-      break;
-  }
-  throw std::invalid_argument("run_ensemble: resolve device auto first (resolve_device)");
-}
-
 }  // namespace ukes

@@ -1,12 +1,9 @@
-// Backend selection: `device: auto | cpu | gpu` resolved against what this process can use, and the
-// one entry point that runs a batch on the resolved backend.
+// Backend selection: `device: auto | cpu | gpu` resolved against what this process can use. Runs
+// go through ukes::execute (service/engine/engine.hpp), which calls each backend's entry point
+// (run_ensemble_cpu, run_ensemble_gpu) and moves an `auto` run off a GPU that breaks.
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <vector>
-
-#include "kernels/ensemble/ensemble.hpp"
 
 namespace ukes {
 
@@ -22,9 +19,5 @@ struct ResolvedDevice {
 // auto: the GPU when one is usable, else the CPU (with the reason); cpu: the CPU; gpu: the GPU,
 // or std::runtime_error saying why it cannot be used.
 ResolvedDevice resolve_device(Device requested);
-
-// Runs `batch` on `device` (kCpu or kGpu; resolve kAuto first). results.backend names it.
-void run_ensemble(Device device, const Batch& batch, const EnsembleSettings& s,
-                  BatchResults& results, const std::vector<std::int32_t>& traj_ids = {});
 
 }  // namespace ukes

@@ -1,12 +1,16 @@
 // Structure-of-arrays views of an ensemble batch, shared by every backend.
 //
-// Host buffers are always double; a system's kernel converts to its working precision on load and
-// back on store. Component k of system i lives at [k * count + i], so consecutive systems (GPU
+// Real host buffers are always double; a system's kernel converts to its working precision on load
+// and back on store. Component k of system i lives at [k * count + i], so consecutive systems (GPU
 // threads) touch consecutive addresses. Trajectories are stored [slot][sample][component], the
 // layout of the HDF5 datasets, for the systems that asked for them (slot >= 0).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "kernels/ensemble/system_record.hpp"
 
 namespace ukes {
 
@@ -28,31 +32,49 @@ struct UserModelProgram;  // kernels/models/user/user_model.hpp
 
 struct BatchInputView {
   int count = 0;
-  const double* params = nullptr;  // [param][count]
-  const double* q0 = nullptr;      // [coordinate][count]
-  const double* qd0 = nullptr;     // [coordinate][count]
+  // params [param][count], q0 and qd0 [coordinate][count] (system_record.hpp).
+#define UKES_INPUT_POINTER(name, encoding, width, text) \
+  const Storage<Encoding::encoding>* name = nullptr;
+  UKES_SYSTEM_INPUTS(UKES_INPUT_POINTER)
+#undef UKES_INPUT_POINTER
   // A user model's compiled program, in memory the kernels can read; null for built-in models.
   const UserModelProgram* program = nullptr;
 };
 
 struct BatchOutputView {
   int count = 0;
-  std::int32_t* status = nullptr;       // [count], a Status
-  double* t = nullptr;                  // [count], time reached
-  double* q = nullptr;                  // [coordinate][count]
-  double* qd = nullptr;                 // [coordinate][count]
-  double* residual_max = nullptr;       // [slot][count]: |phi| rows, |phid| rows, |psi| rows
-  double* force_max = nullptr;          // [count], max |Qc|_2 over accepted states
-  double* inconsistency_max = nullptr;  // [count], max |A qdd - b| over accepted states
-  std::int64_t* steps = nullptr;        // [count], accepted steps
-  std::int64_t* rejected = nullptr;     // [count], rejected trial steps
+  // One array per result field of system_record.hpp: status, t, q, qd, residual_max (|phi| rows,
+  // |phid| rows, |psi| rows), force_max (max |Qc|_2), inconsistency_max (max |A qdd - b|), steps,
+  // rejected.
+#define UKES_RESULT_POINTER(name, encoding, width, text) \
+  Storage<Encoding::encoding>* name = nullptr;
+  UKES_SYSTEM_RESULTS(UKES_RESULT_POINTER)
+#undef UKES_RESULT_POINTER
 
-  // Trajectories (optional): traj_slot[i] < 0 means system i is not recorded.
+  // Trajectories (optional): traj_slot[i] < 0 means system i is not recorded. Per trajectory
+  // field of system_record.hpp, traj_<name> [slot][sample][width]: q, qd, residual (signed phi,
+  // phid, psi), force (total constraint force).
   const std::int32_t* traj_slot = nullptr;  // [count]
-  double* traj_q = nullptr;                 // [slot][sample][n]
-  double* traj_qd = nullptr;                // [slot][sample][n]
-  double* traj_residual = nullptr;          // [slot][sample][2 mp + mv]: phi, phid, psi (signed)
-  double* traj_force = nullptr;             // [slot][sample][n]: total constraint force
+#define UKES_TRAJECTORY_POINTER(name, width, text) double* traj_##name = nullptr;
+  UKES_TRAJECTORY_FIELDS(UKES_TRAJECTORY_POINTER)
+#undef UKES_TRAJECTORY_POINTER
 };
+
+// Copies systems [src_begin, src_begin + count) of every result field of `src` (arrays of
+// src.count systems) to systems [dst_begin, ...) of `dst` (arrays of dst.count): the one slice
+// copy of the GPU module's chunks (kernels/backend/device/chunked_run.hpp) and of the engine's
+// slices (service/engine/engine.cpp). Host memory only.
+inline void copy_results(const BatchOutputView& dst, int dst_begin, const BatchOutputView& src,
+                         int src_begin, int count, const RecordShape& shape) {
+  if (count <= 0) return;
+  for_each_result(
+      [&](const FieldInfo& f, auto* to, const auto* from) {
+        for (int k = 0; k < shape(f.width); ++k)
+          std::memcpy(to + static_cast<std::size_t>(k) * dst.count + dst_begin,
+                      from + static_cast<std::size_t>(k) * src.count + src_begin,
+                      sizeof(*from) * static_cast<std::size_t>(count));
+      },
+      dst, src);
+}
 
 }  // namespace ukes

@@ -6,8 +6,7 @@
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/ensemble/to_run_settings.hpp"
-#include "kernels/models/catalogue.hpp"
-#include "kernels/models/user/buckets.hpp"
+#include "kernels/models/dispatch.hpp"
 
 namespace ukes {
 
@@ -37,22 +36,27 @@ Batch Batch::defaults(const ModelInfo& m, int count) {
   return b;
 }
 
+RecordShape record_shape(const ModelInfo& m) {
+  return {m.n, m.residual_slots(), static_cast<int>(m.params.size())};
+}
+
+BatchInputView Batch::view() const {
+  BatchInputView v;
+  v.count = count;
+  for_each_input([](const FieldInfo&, auto& to, const auto& from) { to = from.data(); }, v, *this);
+  v.program = program_of(*model);
+  return v;
+}
+
 void BatchResults::allocate(const Batch& batch, int k_samples,
                             const std::vector<std::int32_t>& ids) {
   count = batch.count;
   n = batch.model->n;
   residual_slots = batch.model->residual_slots();
   samples = k_samples;
+  const RecordShape widths = shape();
   const auto c = static_cast<std::size_t>(count);
-  status.assign(c, 0);
-  t.assign(c, 0.0);
-  q.assign(c * n, 0.0);
-  qd.assign(c * n, 0.0);
-  residual_max.assign(c * residual_slots, 0.0);
-  force_max.assign(c, 0.0);
-  inconsistency_max.assign(c, 0.0);
-  steps.assign(c, 0);
-  rejected.assign(c, 0);
+  for_each_result([&](const FieldInfo& f, auto& v) { v.assign(c * widths(f.width), 0); }, *this);
   traj_ids = ids;
   traj_slot.assign(c, -1);
   for (std::size_t s = 0; s < ids.size(); ++s) {
@@ -60,29 +64,16 @@ void BatchResults::allocate(const Batch& batch, int k_samples,
     traj_slot[ids[s]] = static_cast<std::int32_t>(s);
   }
   const std::size_t per = ids.size() * static_cast<std::size_t>(samples);
-  traj_q.assign(per * n, NAN);
-  traj_qd.assign(per * n, NAN);
-  traj_residual.assign(per * residual_slots, NAN);
-  traj_force.assign(per * n, NAN);
+  for_each_trajectory([&](const FieldInfo& f, auto& v) { v.assign(per * widths(f.width), NAN); },
+                      *this);
 }
 
 BatchOutputView BatchResults::view() {
   BatchOutputView v;
   v.count = count;
-  v.status = status.data();
-  v.t = t.data();
-  v.q = q.data();
-  v.qd = qd.data();
-  v.residual_max = residual_max.data();
-  v.force_max = force_max.data();
-  v.inconsistency_max = inconsistency_max.data();
-  v.steps = steps.data();
-  v.rejected = rejected.data();
+  for_each_result([](const FieldInfo&, auto& to, auto& from) { to = from.data(); }, v, *this);
   v.traj_slot = traj_slot.data();
-  v.traj_q = traj_q.data();
-  v.traj_qd = traj_qd.data();
-  v.traj_residual = traj_residual.data();
-  v.traj_force = traj_force.data();
+  for_each_trajectory([](const FieldInfo&, auto& to, auto& from) { to = from.data(); }, v, *this);
   return v;
 }
 
@@ -126,8 +117,7 @@ void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResult
       run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads);
     }
   };
-  const bool found = batch.model->user ? dispatch_user_bucket(batch.model->user->bucket, run)
-                                       : dispatch_model(batch.model->name, run);
+  const bool found = dispatch_model_of(*batch.model, run);
   if (!found) throw std::invalid_argument("unknown model: " + batch.model->name);
   results.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

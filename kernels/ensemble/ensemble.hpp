@@ -52,22 +52,27 @@ struct EnsembleSettings {
   static EnsembleSettings for_model(const ModelInfo& m);
 };
 
+// The widths of model m's per-system record (system_record.hpp).
+RecordShape record_shape(const ModelInfo& m);
+
 // The systems of one run, structure of arrays: component k of system i at [k * count + i].
 struct Batch {
   const ModelInfo* model = nullptr;
   int count = 0;
-  std::vector<double> params;  // [param][count]
-  std::vector<double> q0;      // [coordinate][count]
-  std::vector<double> qd0;     // [coordinate][count]
+  // One vector per input field of system_record.hpp: params [param][count], q0 and qd0
+  // [coordinate][count].
+#define UKES_INPUT_VECTOR(name, encoding, width, text) \
+  std::vector<Storage<Encoding::encoding>> name;
+  UKES_SYSTEM_INPUTS(UKES_INPUT_VECTOR)
+#undef UKES_INPUT_VECTOR
 
   // `count` systems at the model's default parameters and initial condition.
   static Batch defaults(const ModelInfo& m, int count);
+  RecordShape shape() const { return record_shape(*model); }
   double& param(int k, int i) { return params[static_cast<std::size_t>(k) * count + i]; }
   double& q(int j, int i) { return q0[static_cast<std::size_t>(j) * count + i]; }
   double& qd(int j, int i) { return qd0[static_cast<std::size_t>(j) * count + i]; }
-  BatchInputView view() const {
-    return {count, params.data(), q0.data(), qd0.data(), program_of(*model)};
-  }
+  BatchInputView view() const;
 };
 
 struct BatchResults {
@@ -75,18 +80,23 @@ struct BatchResults {
   int n = 0;
   int residual_slots = 0;
   int samples = 0;
-  std::vector<std::int32_t> status;
-  std::vector<double> t, q, qd, residual_max, force_max, inconsistency_max;
-  std::vector<std::int64_t> steps, rejected;
-  // Trajectories of the systems in traj_ids, in that order: [slot][sample][component].
+  // One vector per result field of system_record.hpp, component k of system i at [k * count + i].
+#define UKES_RESULT_VECTOR(name, encoding, width, text) \
+  std::vector<Storage<Encoding::encoding>> name;
+  UKES_SYSTEM_RESULTS(UKES_RESULT_VECTOR)
+#undef UKES_RESULT_VECTOR
+  // Trajectories of the systems in traj_ids, in that order: traj_<field> [slot][sample][width].
   std::vector<std::int32_t> traj_ids;
   std::vector<std::int32_t> traj_slot;  // [count], -1 when not recorded
-  std::vector<double> traj_q, traj_qd, traj_residual, traj_force;
+#define UKES_TRAJECTORY_VECTOR(name, width, text) std::vector<double> traj_##name;
+  UKES_TRAJECTORY_FIELDS(UKES_TRAJECTORY_VECTOR)
+#undef UKES_TRAJECTORY_VECTOR
   double elapsed_s = 0.0;
   std::string backend;
 
   // Sizes every buffer for `batch`, recording trajectories of `traj_ids` at `samples` times.
   void allocate(const Batch& batch, int samples, const std::vector<std::int32_t>& traj_ids);
+  RecordShape shape() const { return {n, residual_slots, 0}; }
   BatchOutputView view();
   double q_at(int j, int i) const { return q[static_cast<std::size_t>(j) * count + i]; }
   double qd_at(int j, int i) const { return qd[static_cast<std::size_t>(j) * count + i]; }

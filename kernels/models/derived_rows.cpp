@@ -3,8 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/ensemble/ensemble.hpp"
-#include "kernels/models/catalogue.hpp"
-#include "kernels/models/user/buckets.hpp"
+#include "kernels/models/dispatch.hpp"
 #include "kernels/uk/constraint_form.hpp"
 
 namespace ukes {
@@ -53,8 +52,7 @@ DerivedRows derived_rows(const ModelInfo& model, const std::vector<double>& q,
   DerivedRows d;
   const BatchInputView in{1, nullptr, nullptr, nullptr, program_of(model)};
   const auto run = [&]<class M>() { d = derive(model_for<M>(in), model, q, qd, t, p); };
-  const bool found =
-      model.user ? dispatch_user_bucket(model.user->bucket, run) : dispatch_model(model.name, run);
+  const bool found = dispatch_model_of(model, run);
   if (!found) throw std::invalid_argument("unknown model: " + model.name);
   return d;
 }

@@ -17,40 +17,20 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Copies the final values of `part` (systems offset .. offset + part.count - 1) into `all`.
-void copy_finals(const BatchResults& part, int offset, BatchResults& all) {
-  const auto rows = [&](const std::vector<double>& src, std::vector<double>& dst, int width) {
-    for (int r = 0; r < width; ++r)
-      std::copy(src.begin() + static_cast<std::ptrdiff_t>(r) * part.count,
-                src.begin() + static_cast<std::ptrdiff_t>(r + 1) * part.count,
-                dst.begin() + static_cast<std::ptrdiff_t>(r) * all.count + offset);
-  };
-  rows(part.q, all.q, part.n);
-  rows(part.qd, all.qd, part.n);
-  rows(part.residual_max, all.residual_max, part.residual_slots);
-  rows(part.t, all.t, 1);
-  rows(part.force_max, all.force_max, 1);
-  rows(part.inconsistency_max, all.inconsistency_max, 1);
-  std::copy(part.status.begin(), part.status.end(), all.status.begin() + offset);
-  std::copy(part.steps.begin(), part.steps.end(), all.steps.begin() + offset);
-  std::copy(part.rejected.begin(), part.rejected.end(), all.rejected.begin() + offset);
-}
-
 // Copies the trajectories of `part` into their slots of `all` (allocated with every recorded id).
 void copy_trajectories(const BatchResults& part, int offset, BatchResults& all) {
   const auto k = static_cast<std::size_t>(part.samples);
-  const auto n = static_cast<std::size_t>(part.n);
-  const auto r = static_cast<std::size_t>(part.residual_slots);
-  const auto block = [](const std::vector<double>& src, std::size_t from, std::vector<double>& dst,
-                        std::size_t to, std::size_t size) {
-    std::memcpy(dst.data() + to * size, src.data() + from * size, sizeof(double) * size);
-  };
+  const RecordShape shape = part.shape();
   for (std::size_t local = 0; local < part.traj_ids.size(); ++local) {
     const auto global = static_cast<std::size_t>(all.traj_slot[offset + part.traj_ids[local]]);
-    block(part.traj_q, local, all.traj_q, global, k * n);
-    block(part.traj_qd, local, all.traj_qd, global, k * n);
-    block(part.traj_force, local, all.traj_force, global, k * n);
-    if (r > 0) block(part.traj_residual, local, all.traj_residual, global, k * r);
+    for_each_trajectory(
+        [&](const FieldInfo& f, const std::vector<double>& from, std::vector<double>& to) {
+          const std::size_t block = k * static_cast<std::size_t>(shape(f.width));
+          if (block > 0)
+            std::memcpy(to.data() + global * block, from.data() + local * block,
+                        sizeof(double) * block);
+        },
+        part, all);
   }
 }
 
@@ -132,16 +112,14 @@ class SliceSizer {
 }  // namespace
 
 SliceCosts slice_costs(const RunSpec& spec) {
-  const ModelInfo& m = *spec.model;
-  const std::int64_t n = m.n, slots = m.residual_slots();
-  const auto params = static_cast<std::int64_t>(m.params.size());
-  // BatchResults::allocate: t, q, qd, residual maxima, force and inconsistency maxima (double),
-  // steps and rejected (int64), status and trajectory slot (int32).
-  const std::int64_t results = 8 * (2 * n + slots + 3) + 16 + 8;
+  const RecordShape shape = record_shape(*spec.model);
+  // BatchResults::allocate: the result fields and the trajectory slot.
+  const auto results = static_cast<std::int64_t>(result_bytes_per_system(shape) + 4);
   SliceCosts costs;
   costs.finals = results;
-  costs.per_system = 8 * (params + 2 * n) + 2 * results;
-  costs.per_trajectory = 2 * 8 * (3 * n + slots) * static_cast<std::int64_t>(spec.output.samples);
+  costs.per_system = static_cast<std::int64_t>(input_bytes_per_system(shape)) + 2 * results;
+  costs.per_trajectory = 2 * static_cast<std::int64_t>(trajectory_bytes_per_sample(shape)) *
+                         static_cast<std::int64_t>(spec.output.samples);
   return costs;
 }
 
@@ -189,7 +167,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       break;
     }
     const double slice_s = seconds_since(slice_start);
-    copy_finals(part, first, out.results);
+    copy_results(out.results.view(), first, part.view(), 0, part.count, part.shape());
     if (options.keep_trajectories) copy_trajectories(part, first, out.results);
     for (auto s : part.steps) out.steps += s;
     out.systems_done = end;

@@ -33,9 +33,9 @@ std::int64_t physical_memory_bytes() {
 // the batch's parameters and initial conditions with the defaults computed beside them, the
 // results of BatchResults::allocate, and trajectory ids ("all") in the spec and the header.
 std::int64_t bytes_per_system(const ModelInfo& m) {
-  const std::int64_t n = m.n, params = static_cast<std::int64_t>(m.params.size());
-  const std::int64_t inputs = 8 * (params + 4 * n);
-  const std::int64_t results = 8 * (2 * n + m.residual_slots() + 5) + 4 + 4;  // + status, slot
+  const RecordShape shape = record_shape(m);
+  const auto inputs = static_cast<std::int64_t>(input_bytes_per_system(shape)) + 16 * m.n;
+  const auto results = static_cast<std::int64_t>(result_bytes_per_system(shape)) + 4;  // + slot
   return inputs + results + 8;
 }
 
@@ -69,6 +69,30 @@ void copy_samples(const google::protobuf::RepeatedField<double>& src, std::size_
   std::copy(src.begin() + static_cast<std::ptrdiff_t>(src_offset),
             src.begin() + static_cast<std::ptrdiff_t>(src_offset + len),
             dst.begin() + static_cast<std::ptrdiff_t>(dst_offset));
+}
+
+// A SystemSummaries value as the results hold it: SystemStatus numbers as Status codes.
+template <Encoding E, class Wire>
+auto from_wire(Wire v) {
+  if constexpr (E == Encoding::kStatus) {
+    return status_from_proto(static_cast<v1::SystemStatus>(v));
+  } else {
+    return v;
+  }
+}
+
+// Stores one field's values, sent [system][component] for systems first.., into arrays stored
+// [component][stride].
+template <Encoding E, class Wire, class Value>
+void decode_field(const google::protobuf::RepeatedField<Wire>& in, Value* values,
+                  std::size_t stride, int width, int first) {
+  if (width == 0) return;
+  const int count = in.size() / width;
+  const Wire* src = in.data();
+  for (int i = 0; i < count; ++i)
+    for (int k = 0; k < width; ++k)
+      values[static_cast<std::size_t>(k) * stride + static_cast<std::size_t>(first + i)] =
+          static_cast<Value>(from_wire<E>(*src++));
 }
 
 }  // namespace
@@ -188,47 +212,29 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
 
 void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
   BatchResults& r = outcome_.results;
-  const int n = r.n, slots = r.residual_slots;
-  const auto params = spec_->model->params.size();
-  const auto c = static_cast<std::size_t>(s.count());
+  Batch& inputs = spec_->batch;
+  const RecordShape shape = inputs.shape();
   if (s.first_id() < 0 || s.count() < 0 || std::int64_t{s.first_id()} + s.count() > r.count)
     throw std::runtime_error("summaries outside the batch");
-  if (static_cast<std::size_t>(s.status_size()) != c || static_cast<std::size_t>(s.t_size()) != c ||
-      static_cast<std::size_t>(s.q_size()) != c * n ||
-      static_cast<std::size_t>(s.qd_size()) != c * n ||
-      static_cast<std::size_t>(s.residual_max_size()) != c * slots ||
-      static_cast<std::size_t>(s.force_max_size()) != c ||
-      static_cast<std::size_t>(s.inconsistency_max_size()) != c ||
-      static_cast<std::size_t>(s.steps_size()) != c ||
-      static_cast<std::size_t>(s.rejected_size()) != c ||
-      static_cast<std::size_t>(s.params_size()) != c * params ||
-      static_cast<std::size_t>(s.q0_size()) != c * n ||
-      static_cast<std::size_t>(s.qd0_size()) != c * n)
-    throw std::runtime_error("summary arrays do not match count");
-  Batch& inputs = spec_->batch;
-  for (int k = 0; k < s.count(); ++k) {
-    const int i = s.first_id() + k;
-    const auto ku = static_cast<std::size_t>(k);
-    r.status[i] = status_from_proto(s.status(k));
-    r.t[i] = s.t(k);
-    for (int j = 0; j < n; ++j) {
-      r.q[static_cast<std::size_t>(j) * r.count + i] = s.q(static_cast<int>(ku * n + j));
-      r.qd[static_cast<std::size_t>(j) * r.count + i] = s.qd(static_cast<int>(ku * n + j));
-    }
-    for (int q = 0; q < slots; ++q)
-      r.residual_max[static_cast<std::size_t>(q) * r.count + i] =
-          s.residual_max(static_cast<int>(ku * slots + q));
-    r.force_max[i] = s.force_max(k);
-    r.inconsistency_max[i] = s.inconsistency_max(k);
-    r.steps[i] = s.steps(k);
-    r.rejected[i] = s.rejected(k);
-    for (std::size_t p = 0; p < params; ++p)
-      inputs.param(static_cast<int>(p), i) = s.params(static_cast<int>(ku * params + p));
-    for (int j = 0; j < n; ++j) {
-      inputs.q(j, i) = s.q0(static_cast<int>(ku * n + j));
-      inputs.qd(j, i) = s.qd0(static_cast<int>(ku * n + j));
-    }
-  }
+  const auto c = static_cast<std::size_t>(s.count());
+  bool sizes_match = true;
+#define UKES_CHECK_SIZE(name, encoding, width, text) \
+  sizes_match = sizes_match && static_cast<std::size_t>(s.name##_size()) == c * shape(Width::width);
+  UKES_SYSTEM_RESULTS(UKES_CHECK_SIZE)
+  UKES_SYSTEM_INPUTS(UKES_CHECK_SIZE)
+#undef UKES_CHECK_SIZE
+  if (!sizes_match) throw std::runtime_error("summary arrays do not match count");
+  const auto stride = static_cast<std::size_t>(r.count);
+#define UKES_DECODE_FIELD(name, encoding, width, text)                                   \
+  decode_field<Encoding::encoding>(s.name(), r.name.data(), stride, shape(Width::width), \
+                                   s.first_id());
+  UKES_SYSTEM_RESULTS(UKES_DECODE_FIELD)
+#undef UKES_DECODE_FIELD
+#define UKES_DECODE_INPUT(name, encoding, width, text)                                        \
+  decode_field<Encoding::encoding>(s.name(), inputs.name.data(), stride, shape(Width::width), \
+                                   s.first_id());
+  UKES_SYSTEM_INPUTS(UKES_DECODE_INPUT)
+#undef UKES_DECODE_INPUT
   systems_received_ += s.count();
 }
 

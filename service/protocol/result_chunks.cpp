@@ -14,34 +14,67 @@ std::int32_t status_from_proto(v1::SystemStatus status) {
   return s >= 0 && s < kStatusCount ? s : -1;
 }
 
+namespace {
+
+// A value as SystemSummaries carries it: statuses as SystemStatus numbers.
+template <Encoding E, class Value>
+auto to_wire(Value v) {
+  if constexpr (E == Encoding::kStatus) {
+    return static_cast<int>(status_to_proto(v));
+  } else {
+    return v;
+  }
+}
+
+// Appends systems [begin, end) of one field stored [component][stride] as [system][component].
+template <Encoding E, class Wire, class Value>
+void encode_field(google::protobuf::RepeatedField<Wire>* out, const Value* values,
+                  std::size_t stride, int width, int begin, int end) {
+  const int old_size = out->size();
+  out->Resize(old_size + (end - begin) * width, Wire{});
+  Wire* dst = out->mutable_data() + old_size;
+  for (int i = begin; i < end; ++i)
+    for (int k = 0; k < width; ++k)
+      *dst++ = static_cast<Wire>(to_wire<E>(values[static_cast<std::size_t>(k) * stride + i]));
+}
+
+// Upper bound of one system's encoded fields: doubles take 8 bytes, integers at most 10 (varint).
+std::size_t wire_bytes_per_system(const RecordShape& shape) {
+  std::size_t bytes = 0;
+  const auto add = [&](const FieldInfo& f) {
+    bytes += static_cast<std::size_t>(shape(f.width)) * (f.encoding == Encoding::kReal ? 8 : 10);
+  };
+  BatchOutputView results;
+  BatchInputView inputs;
+  for_each_result([&](const FieldInfo& f, auto*) { add(f); }, results);
+  for_each_input([&](const FieldInfo& f, auto*) { add(f); }, inputs);
+  return bytes;
+}
+
+}  // namespace
+
 std::vector<v1::SystemSummaries> summary_chunks(const Batch& inputs, const BatchResults& part,
                                                 std::int32_t first_id, std::size_t budget) {
-  const int n = part.n, slots = part.residual_slots;
-  const int params = inputs.count > 0 ? static_cast<int>(inputs.params.size()) / inputs.count : 0;
-  // Doubles per system plus varint-coded status and step counts.
-  const std::size_t per_system = 8 * static_cast<std::size_t>(5 + 4 * n + slots + params) + 24;
-  const int per_chunk = static_cast<int>(std::max<std::size_t>(1, budget / per_system));
-  const auto stride = static_cast<std::size_t>(inputs.count);
+  const RecordShape shape = inputs.shape();
+  const int per_chunk =
+      static_cast<int>(std::max<std::size_t>(1, budget / wire_bytes_per_system(shape)));
+  const auto stride = static_cast<std::size_t>(part.count);
   std::vector<v1::SystemSummaries> chunks;
   for (int begin = 0; begin < part.count; begin += per_chunk) {
     const int end = std::min(part.count, begin + per_chunk);
     v1::SystemSummaries& c = chunks.emplace_back();
     c.set_first_id(first_id + begin);
     c.set_count(end - begin);
-    for (int i = begin; i < end; ++i) {
-      c.add_status(status_to_proto(part.status[i]));
-      c.add_t(part.t[i]);
-      for (int j = 0; j < n; ++j) c.add_q(part.q_at(j, i));
-      for (int j = 0; j < n; ++j) c.add_qd(part.qd_at(j, i));
-      for (int r = 0; r < slots; ++r) c.add_residual_max(part.residual_at(r, i));
-      c.add_force_max(part.force_max[i]);
-      c.add_inconsistency_max(part.inconsistency_max[i]);
-      c.add_steps(part.steps[i]);
-      c.add_rejected(part.rejected[i]);
-      for (int k = 0; k < params; ++k) c.add_params(inputs.params[k * stride + i]);
-      for (int j = 0; j < n; ++j) c.add_q0(inputs.q0[j * stride + i]);
-      for (int j = 0; j < n; ++j) c.add_qd0(inputs.qd0[j * stride + i]);
-    }
+#define UKES_ENCODE_FIELD(name, encoding, width, text)                           \
+  encode_field<Encoding::encoding>(c.mutable_##name(), part.name.data(), stride, \
+                                   shape(Width::width), begin, end);
+    UKES_SYSTEM_RESULTS(UKES_ENCODE_FIELD)
+#undef UKES_ENCODE_FIELD
+#define UKES_ENCODE_INPUT(name, encoding, width, text)                             \
+  encode_field<Encoding::encoding>(c.mutable_##name(), inputs.name.data(), stride, \
+                                   shape(Width::width), begin, end);
+    UKES_SYSTEM_INPUTS(UKES_ENCODE_INPUT)
+#undef UKES_ENCODE_INPUT
   }
   return chunks;
 }

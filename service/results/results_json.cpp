@@ -1,7 +1,11 @@
 #include "service/results/results_json.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "kernels/ensemble/run_settings.hpp"
@@ -13,12 +17,6 @@ namespace ukes {
 namespace {
 
 using json = nlohmann::json;
-
-json row_values(const BatchResults& r, int first, int rows, int i) {
-  json a = json::array();
-  for (int k = 0; k < rows; ++k) a.push_back(r.residual_at(first + k, i));
-  return a;
-}
 
 std::int64_t total_steps(const BatchResults& r) {
   std::int64_t s = 0;
@@ -112,51 +110,123 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
   return h;
 }
 
-json system_json(const RunSpec& spec, const RunOutcome& out, int i) {
-  const ModelInfo& m = *spec.model;
-  const BatchResults& r = out.results;
-  json q = json::array(), qd = json::array();
-  for (int j = 0; j < m.n; ++j) {
-    q.push_back(r.q_at(j, i));
-    qd.push_back(r.qd_at(j, i));
+namespace {
+
+// Appends numbers as JSON: the shortest text that reads back to the same double (with ".0" when
+// it would read as an integer, as nlohmann::json writes them), null for non-finite values.
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
   }
-  const auto ui = static_cast<std::size_t>(i);
-  json sj = {
-      {"id", i},
-      {"status", status_name(static_cast<Status>(r.status[ui]))},
-      {"t", r.t[ui]},
-      {"q", std::move(q)},
-      {"qd", std::move(qd)},
-      {"residual_max",
-       {{"position", row_values(r, 0, m.position_rows, i)},
-        {"position_rate", row_values(r, m.position_rows, m.position_rows, i)},
-        {"velocity", row_values(r, 2 * m.position_rows, m.velocity_rows, i)}}},
-      {"force_max", r.force_max[ui]},
-      {"inconsistency_max", r.inconsistency_max[ui]},
-      {"steps", r.steps[ui]},
-      {"rejected", r.rejected[ui]},
-  };
-  if (spec.sweep && !spec.sweep->dimensions.empty()) {
-    const Batch& b = spec.batch;
-    const auto c = static_cast<std::size_t>(b.count);
-    json sample = json::object();
-    for (const auto& d : spec.sweep->dimensions) {
-      const auto k = static_cast<std::size_t>(d.target.index) * c + ui;
-      switch (d.target.kind) {
-        case SweepTarget::Kind::kParam:
-          sample[d.name] = b.params[k];
-          break;
-        case SweepTarget::Kind::kQ0:
-          sample[d.name] = b.q0[k];
-          break;
-        case SweepTarget::Kind::kQd0:
-          sample[d.name] = b.qd0[k];
-          break;
-      }
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  const std::string_view digits(text, static_cast<std::size_t>(end - text));
+  out += digits;
+  if (digits.find_first_of(".e") == std::string_view::npos) out += ".0";
+}
+void append_number(std::string& out, std::int64_t v) {
+  char text[24];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  out.append(text, end);
+}
+void append_number(std::string& out, std::int32_t v) {
+  append_number(out, static_cast<std::int64_t>(v));
+}
+
+// Writes each system's line of "systems" from the record table (system_record.hpp): the id, every
+// result field by its name (statuses by name; residual maxima split into position,
+// position_rate and velocity rows), and for swept systems their sample.
+class SystemLines {
+ public:
+  SystemLines(const RunSpec& spec, const RunOutcome& out)
+      : spec_(spec), results_(out.results), shape_(out.results.shape()) {
+    if (spec.sweep)
+      for (const auto& d : spec.sweep->dimensions) sample_keys_.push_back(json(d.name).dump());
+  }
+
+  void append(std::string& line, int i) const {
+    line += "{\"id\": ";
+    append_number(line, std::int64_t{i});
+    for_each_result(
+        [&](const FieldInfo& f, const auto& values) {
+          line += ", \"";
+          line += f.name;
+          line += "\": ";
+          append_field(line, f, values.data(), i);
+        },
+        results_);
+    append_sample(line, i);
+    line += '}';
+  }
+
+ private:
+  template <class Value>
+  void append_field(std::string& line, const FieldInfo& f, const Value* values, int i) const {
+    const auto at = [&](int k) {
+      return values[static_cast<std::size_t>(k) * results_.count + static_cast<std::size_t>(i)];
+    };
+    if (f.encoding == Encoding::kStatus) {
+      line += '"';
+      line += status_name(static_cast<Status>(at(0)));
+      line += '"';
+    } else if (f.width == Width::kOne) {
+      append_number(line, at(0));
+    } else if (f.width == Width::kResidualSlots) {
+      const int mp = spec_.model->position_rows, mv = spec_.model->velocity_rows;
+      line += "{\"position\": ";
+      append_array(line, at, 0, mp);
+      line += ", \"position_rate\": ";
+      append_array(line, at, mp, 2 * mp);
+      line += ", \"velocity\": ";
+      append_array(line, at, 2 * mp, 2 * mp + mv);
+      line += '}';
+    } else {
+      append_array(line, at, 0, shape_(f.width));
     }
-    sj["sample"] = std::move(sample);
   }
-  return sj;
+
+  template <class At>
+  static void append_array(std::string& line, const At& at, int begin, int end) {
+    line += '[';
+    for (int k = begin; k < end; ++k) {
+      if (k > begin) line += ", ";
+      append_number(line, at(k));
+    }
+    line += ']';
+  }
+
+  void append_sample(std::string& line, int i) const {
+    if (sample_keys_.empty()) return;
+    const Batch& b = spec_.batch;
+    const auto c = static_cast<std::size_t>(b.count);
+    line += ", \"sample\": {";
+    for (std::size_t d = 0; d < sample_keys_.size(); ++d) {
+      const SweepTarget& target = spec_.sweep->dimensions[d].target;
+      const std::vector<double>& inputs = target.kind == SweepTarget::Kind::kParam ? b.params
+                                          : target.kind == SweepTarget::Kind::kQ0  ? b.q0
+                                                                                   : b.qd0;
+      if (d > 0) line += ", ";
+      line += sample_keys_[d];
+      line += ": ";
+      append_number(
+          line, inputs[static_cast<std::size_t>(target.index) * c + static_cast<std::size_t>(i)]);
+    }
+    line += '}';
+  }
+
+  const RunSpec& spec_;
+  const BatchResults& results_;
+  RecordShape shape_;
+  std::vector<std::string> sample_keys_;  // the dimensions' names, as JSON strings
+};
+
+}  // namespace
+
+json system_json(const RunSpec& spec, const RunOutcome& out, int i) {
+  std::string line;
+  SystemLines(spec, out).append(line, i);
+  return json::parse(line);
 }
 
 json ensemble_json(const RunSpec& spec, const RunOutcome& out) {
@@ -184,12 +254,9 @@ json ensemble_json(const RunSpec& spec, const RunOutcome& out) {
 }
 
 json results_json(const RunSpec& spec, const RunOutcome& out) {
-  json doc = results_header_json(spec, out);
-  json systems = json::array();
-  for (int i = 0; i < out.results.count; ++i) systems.push_back(system_json(spec, out, i));
-  doc["systems"] = std::move(systems);
-  doc["ensemble"] = ensemble_json(spec, out);
-  return doc;
+  std::ostringstream os;
+  write_results_json(os, spec, out);
+  return json::parse(os.str());
 }
 
 void write_results_json(std::ostream& os, const RunSpec& spec, const RunOutcome& out) {
@@ -204,8 +271,19 @@ void write_results_json(std::ostream& os, const RunSpec& spec, const RunOutcome&
     if (!first) os << json(it.key()).dump() << ": " << it.value().dump() << ",\n";
   }
   os << "\"systems\": [";
-  for (int i = 0; i < out.results.count; ++i)
-    os << (i == 0 ? "\n" : ",\n") << system_json(spec, out, i).dump();
+  // Lines are formatted into a buffer written a block at a time.
+  const SystemLines lines(spec, out);
+  std::string block;
+  constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
+  for (int i = 0; i < out.results.count; ++i) {
+    block += i == 0 ? "\n" : ",\n";
+    lines.append(block, i);
+    if (block.size() >= kBlockBytes) {
+      os.write(block.data(), static_cast<std::streamsize>(block.size()));
+      block.clear();
+    }
+  }
+  os.write(block.data(), static_cast<std::streamsize>(block.size()));
   os << "\n],\n\"ensemble\": " << ensemble_json(spec, out).dump(2) << "\n}\n";
 }
 

@@ -1,7 +1,6 @@
 #include "service/runspec/initial_state.hpp"
 
-#include "kernels/models/catalogue.hpp"
-#include "kernels/models/user/buckets.hpp"
+#include "kernels/models/dispatch.hpp"
 
 namespace ukes {
 
@@ -33,8 +32,7 @@ bool default_initial_states(const Batch& batch, std::vector<double>& q0, std::ve
   const auto run = [&]<class M>() {
     initial_states_of(model_for<M>(batch.view()), params, batch, q0, qd0);
   };
-  return batch.model->user ? dispatch_user_bucket(batch.model->user->bucket, run)
-                           : dispatch_model(batch.model->name, run);
+  return dispatch_model_of(*batch.model, run);
 }
 
 }  // namespace ukes

@@ -458,86 +458,93 @@ std::shared_ptr<const ModelInfo> resolve_model(const json& model, const ParseOpt
   return nullptr;
 }
 
-}  // namespace
-
-RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
-  if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
-  check_keys(spec, "",
-             {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "precision", "device", "gpu_path", "output"});
-  RunSpec rs;
-
-  // ---- model
+// "model" (a catalogue name, a registered model's id or a definition) and "description".
+void parse_model(const json& spec, const ParseOptions& options, RunSpec& rs) {
   const json* model = find(spec, "model");
   if (!model) fail("model", "required");
   rs.user_model = resolve_model(*model, options);
-  const ModelInfo* m = rs.user_model ? rs.user_model.get() : find_model(model->get<std::string>());
-  rs.model = m;
+  rs.model = rs.user_model ? rs.user_model.get() : find_model(model->get<std::string>());
   if (const json* d = find(spec, "description")) get_string(*d, "description");
+}
 
-  // ---- parameters shared by every system
-  rs.params = m->default_params();
-  if (const json* p = find(spec, "params")) parse_params(*p, "params", *m, rs.params);
-
-  // ---- the systems: explicit, swept or one default system
-  const json* systems = find(spec, "systems");
-  const json* sweep = find(spec, "sweep");
-  if (systems && sweep) fail("sweep", "systems and sweep are exclusive: give one or the other");
+// The systems a spec runs, before any batch is built: its explicit ones, or how many a sweep or
+// the one default system makes; count_field names the field a LimitError on the count points at.
+struct SpecSystems {
   std::vector<ExplicitSystem> explicit_systems;
   std::int64_t count = 1;
   std::string count_field = "systems";
+};
+
+// "systems": each system's parameters (the shared ones, overridden) and initial conditions.
+std::vector<ExplicitSystem> parse_explicit_systems(const json& systems, const ModelInfo& m,
+                                                   const std::vector<double>& shared_params) {
+  if (!systems.is_array() || systems.empty())
+    fail("systems", "must be a non-empty array of systems");
+  std::vector<ExplicitSystem> parsed;
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    const std::string p = element("systems", i);
+    const json& sj = systems[i];
+    require_object(sj, p);
+    check_keys(sj, p, {"params", "q0", "qd0"});
+    ExplicitSystem es;
+    es.params = shared_params;
+    if (const json* sp = find(sj, "params")) parse_params(*sp, member(p, "params"), m, es.params);
+    if (const json* q0 = find(sj, "q0")) es.q0 = parse_vector(*q0, member(p, "q0"), m);
+    if (const json* qd0 = find(sj, "qd0")) es.qd0 = parse_vector(*qd0, member(p, "qd0"), m);
+    parsed.push_back(std::move(es));
+  }
+  return parsed;
+}
+
+// "systems" or "sweep" (one or the other); neither: one system of the shared parameters.
+SpecSystems parse_systems(const json& spec, RunSpec& rs) {
+  const json* systems = find(spec, "systems");
+  const json* sweep = find(spec, "sweep");
+  if (systems && sweep) fail("sweep", "systems and sweep are exclusive: give one or the other");
+  SpecSystems parsed;
   if (systems) {
-    if (!systems->is_array() || systems->empty())
-      fail("systems", "must be a non-empty array of systems");
-    for (std::size_t i = 0; i < systems->size(); ++i) {
-      const std::string p = element("systems", i);
-      const json& sj = (*systems)[i];
-      require_object(sj, p);
-      check_keys(sj, p, {"params", "q0", "qd0"});
-      ExplicitSystem es;
-      es.params = rs.params;
-      if (const json* sp = find(sj, "params"))
-        parse_params(*sp, member(p, "params"), *m, es.params);
-      if (const json* q0 = find(sj, "q0")) es.q0 = parse_vector(*q0, member(p, "q0"), *m);
-      if (const json* qd0 = find(sj, "qd0")) es.qd0 = parse_vector(*qd0, member(p, "qd0"), *m);
-      explicit_systems.push_back(std::move(es));
-    }
-    count = static_cast<std::int64_t>(explicit_systems.size());
+    parsed.explicit_systems = parse_explicit_systems(*systems, *rs.model, rs.params);
+    parsed.count = static_cast<std::int64_t>(parsed.explicit_systems.size());
     rs.explicit_systems = true;
   } else if (sweep) {
-    rs.sweep = parse_sweep(*sweep, *m);
-    count = rs.sweep->count;
-    count_field = "sweep.count";
+    rs.sweep = parse_sweep(*sweep, *rs.model);
+    parsed.count = rs.sweep->count;
+    parsed.count_field = "sweep.count";
   }
+  return parsed;
+}
 
-  EnsembleSettings& s = rs.settings;
-  s = EnsembleSettings::for_model(*m);
-  if (const json* a = find(spec, "assemble")) s.assemble = get_bool(*a, "assemble");
+// The fields of "integrator" into s; true when it gives dt.
+bool read_integrator(const json& in, EnsembleSettings& s) {
+  require_object(in, "integrator");
+  check_keys(in, "integrator", {"method", "t0", "t_end", "dt", "rtol", "atol", "max_steps"});
+  if (const json* v = find(in, "method")) {
+    s.method = get_choice<Method>(*v, "integrator.method", "method",
+                                  {{"rk4", Method::kRk4}, {"dopri5", Method::kDopri5}});
+  }
+  if (const json* v = find(in, "t0")) s.t0 = get_number(*v, "integrator.t0");
+  if (const json* v = find(in, "t_end")) s.t_end = get_number(*v, "integrator.t_end");
+  bool dt_given = false;
+  if (const json* v = find(in, "dt")) {
+    s.dt = get_number(*v, "integrator.dt");
+    dt_given = true;
+  }
+  if (const json* v = find(in, "rtol")) s.rtol = get_number(*v, "integrator.rtol");
+  if (const json* v = find(in, "atol")) s.atol = get_number(*v, "integrator.atol");
+  if (const json* v = find(in, "max_steps"))
+    s.max_steps =
+        get_integer(*v, "integrator.max_steps", 1, std::numeric_limits<std::int64_t>::max());
+  return dt_given;
+}
 
-  // ---- integrator
+// "integrator" (null when the spec has none) over the run defaults, then checked as a whole: a
+// finite interval forward in time, positive tolerances, and a step for rk4 (1000 of the interval
+// unless given).
+void parse_integrator(const json* in, EnsembleSettings& s) {
   s.rtol = s.atol = 1e-9;
   s.max_steps = 1000000;
   s.threads = 0;
-  bool dt_given = false;
-  if (const json* in = find(spec, "integrator")) {
-    require_object(*in, "integrator");
-    check_keys(*in, "integrator", {"method", "t0", "t_end", "dt", "rtol", "atol", "max_steps"});
-    if (const json* v = find(*in, "method")) {
-      s.method = get_choice<Method>(*v, "integrator.method", "method",
-                                    {{"rk4", Method::kRk4}, {"dopri5", Method::kDopri5}});
-    }
-    if (const json* v = find(*in, "t0")) s.t0 = get_number(*v, "integrator.t0");
-    if (const json* v = find(*in, "t_end")) s.t_end = get_number(*v, "integrator.t_end");
-    if (const json* v = find(*in, "dt")) {
-      s.dt = get_number(*v, "integrator.dt");
-      dt_given = true;
-    }
-    if (const json* v = find(*in, "rtol")) s.rtol = get_number(*v, "integrator.rtol");
-    if (const json* v = find(*in, "atol")) s.atol = get_number(*v, "integrator.atol");
-    if (const json* v = find(*in, "max_steps"))
-      s.max_steps =
-          get_integer(*v, "integrator.max_steps", 1, std::numeric_limits<std::int64_t>::max());
-  }
+  const bool dt_given = in && read_integrator(*in, s);
   if (!(s.t_end > s.t0))
     fail("integrator.t_end",
          "must be greater than t0 = " + number_text(s.t0) + ", got " + number_text(s.t_end));
@@ -552,33 +559,32 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     fail("integrator.dt",
          "dopri5 first trial step must be >= 0 (0: automatic), got " + number_text(s.dt));
   }
+}
 
-  // ---- stabilization
-  if (const json* st = find(spec, "stabilization")) {
-    require_object(*st, "stabilization");
-    check_keys(*st, "stabilization",
-               {"alpha", "beta", "projection", "inconsistency_tol", "projection_tol"});
-    if (const json* v = find(*st, "alpha")) s.alpha = get_number(*v, "stabilization.alpha");
-    if (const json* v = find(*st, "beta")) s.beta = get_number(*v, "stabilization.beta");
-    if (const json* v = find(*st, "projection"))
-      s.projection = get_bool(*v, "stabilization.projection");
-    if (const json* v = find(*st, "inconsistency_tol")) {
-      s.inconsistency_tol = get_number(*v, "stabilization.inconsistency_tol");
-      if (!(s.inconsistency_tol > 0)) fail("stabilization.inconsistency_tol", "must be > 0");
-    }
-    if (const json* v = find(*st, "projection_tol")) {
-      s.projection_tol = get_number(*v, "stabilization.projection_tol");
-      if (!(s.projection_tol > 0)) fail("stabilization.projection_tol", "must be > 0");
-    }
-    if (s.alpha < 0) fail("stabilization.alpha", "Baumgarte gain must be >= 0");
-    if (s.beta < 0) fail("stabilization.beta", "Baumgarte gain must be >= 0");
+// "stabilization": Baumgarte gains, projection and its tolerances.
+void parse_stabilization(const json& st, EnsembleSettings& s) {
+  require_object(st, "stabilization");
+  check_keys(st, "stabilization",
+             {"alpha", "beta", "projection", "inconsistency_tol", "projection_tol"});
+  if (const json* v = find(st, "alpha")) s.alpha = get_number(*v, "stabilization.alpha");
+  if (const json* v = find(st, "beta")) s.beta = get_number(*v, "stabilization.beta");
+  if (const json* v = find(st, "projection"))
+    s.projection = get_bool(*v, "stabilization.projection");
+  if (const json* v = find(st, "inconsistency_tol")) {
+    s.inconsistency_tol = get_number(*v, "stabilization.inconsistency_tol");
+    if (!(s.inconsistency_tol > 0)) fail("stabilization.inconsistency_tol", "must be > 0");
   }
+  if (const json* v = find(st, "projection_tol")) {
+    s.projection_tol = get_number(*v, "stabilization.projection_tol");
+    if (!(s.projection_tol > 0)) fail("stabilization.projection_tol", "must be > 0");
+  }
+  if (s.alpha < 0) fail("stabilization.alpha", "Baumgarte gain must be >= 0");
+  if (s.beta < 0) fail("stabilization.beta", "Baumgarte gain must be >= 0");
+}
 
-  // ---- precision and device
-  if (const json* v = find(spec, "precision")) {
-    s.precision = get_choice<Precision>(*v, "precision", "precision",
-                                        {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});
-  }
+// "device", and the backend the run gets here (rs.device_resolved) with the reason an `auto` run
+// would take the CPU: no usable GPU, or a user model too large for the GPU module's code.
+void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
   if (const json* v = find(spec, "device")) {
     rs.device =
         get_choice<Device>(*v, "device", "device",
@@ -596,42 +602,63 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     gpu_can_run = false;
   }
   rs.device_resolved = rs.device != Device::kCpu && gpu_can_run ? Device::kGpu : Device::kCpu;
-  if (const json* v = find(spec, "gpu_path")) {
-    s.gpu_path = get_choice<GpuPath>(*v, "gpu_path", "gpu_path",
-                                     {{"auto", GpuPath::kAuto},
-                                      {"fused", GpuPath::kFused},
-                                      {"warp", GpuPath::kWarp},
-                                      {"cusolver", GpuPath::kCusolver}});
-    if (rs.user_model && s.gpu_path != GpuPath::kAuto && s.gpu_path != GpuPath::kFused)
-      fail("gpu_path", "user models run on the fused GPU path: give auto or fused");
-  }
+}
 
-  // ---- output
-  OutputSpec& out = rs.output;
+// "gpu_path"; a user model has only the fused path.
+GpuPath parse_gpu_path(const json& j, const RunSpec& rs) {
+  const auto path = get_choice<GpuPath>(j, "gpu_path", "gpu_path",
+                                        {{"auto", GpuPath::kAuto},
+                                         {"fused", GpuPath::kFused},
+                                         {"warp", GpuPath::kWarp},
+                                         {"cusolver", GpuPath::kCusolver}});
+  if (rs.user_model && path != GpuPath::kAuto && path != GpuPath::kFused)
+    fail("gpu_path", "user models run on the fused GPU path: give auto or fused");
+  return path;
+}
+
+// "output" (null when the spec has none) into `out`, but for the samples: returned as given, for
+// the limits to judge before they are narrowed into out.samples.
+std::int64_t parse_output(const json* o, std::int64_t count, OutputSpec& out) {
   std::int64_t samples = out.samples;
-  if (const json* o = find(spec, "output")) {
-    require_object(*o, "output");
-    check_keys(*o, "output", {"samples", "trajectories", "fields"});
-    if (const json* v = find(*o, "samples"))
-      samples = get_integer(*v, "output.samples", 2, std::numeric_limits<std::int64_t>::max());
-    if (const json* v = find(*o, "trajectories")) parse_trajectories(*v, count, out);
-    if (const json* v = find(*o, "fields")) parse_fields(*v, out);
-  }
+  if (!o) return samples;
+  require_object(*o, "output");
+  check_keys(*o, "output", {"samples", "trajectories", "fields"});
+  if (const json* v = find(*o, "samples"))
+    samples = get_integer(*v, "output.samples", 2, std::numeric_limits<std::int64_t>::max());
+  if (const json* v = find(*o, "trajectories")) parse_trajectories(*v, count, out);
+  if (const json* v = find(*o, "fields")) parse_fields(*v, out);
+  return samples;
+}
 
-  // ---- limits (the spec is valid; is it affordable?)
-  const SpecLimits& lim = options.limits;
+// The systems and samples a valid spec asks for, against the limits (never past INT32_MAX).
+void check_size_limits(const SpecLimits& lim, const SpecSystems& systems, std::int64_t samples) {
   const std::int64_t max_systems =
       std::min<std::int64_t>(lim.max_systems, std::numeric_limits<std::int32_t>::max());
-  if (count > max_systems)
-    throw LimitError(count_field, std::to_string(count) + " systems exceed the limit of " +
-                                      std::to_string(max_systems));
+  if (systems.count > max_systems)
+    throw LimitError(systems.count_field, std::to_string(systems.count) +
+                                              " systems exceed the limit of " +
+                                              std::to_string(max_systems));
   const std::int64_t max_samples =
       std::min<std::int64_t>(lim.max_samples, std::numeric_limits<std::int32_t>::max());
   if (samples > max_samples)
     throw LimitError("output.samples", std::to_string(samples) + " samples exceed the limit of " +
                                            std::to_string(max_samples));
-  out.samples = static_cast<int>(samples);
-  s.samples = out.samples;
+}
+
+void check_trajectory_bytes(const SpecLimits& lim, const ModelInfo& m, std::int64_t n_out,
+                            std::int64_t samples) {
+  const std::int64_t bytes = trajectory_bytes(m, n_out, samples);
+  if (bytes > lim.max_trajectory_bytes)
+    throw LimitError("output.trajectories",
+                     std::to_string(n_out) + " trajectories of " + std::to_string(samples) +
+                         " samples need " + std::to_string(bytes) + " bytes, over the limit of " +
+                         std::to_string(lim.max_trajectory_bytes));
+}
+
+// The recorded systems' ids (a list came resolved from the spec; all and first:N are resolved
+// here), and their trajectories of out.samples samples checked against the memory limit.
+void resolve_trajectories(const SpecLimits& lim, const ModelInfo& m, std::int64_t count,
+                          OutputSpec& out) {
   switch (out.trajectories) {
     case TrajectoryMode::kNone:
       break;
@@ -639,38 +666,63 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
     case TrajectoryMode::kFirst: {
       const std::int64_t n_out =
           out.trajectories == TrajectoryMode::kAll ? count : std::min(out.first, count);
-      const std::int64_t bytes = trajectory_bytes(*m, n_out, samples);
-      if (bytes > lim.max_trajectory_bytes)
-        throw LimitError("output.trajectories", std::to_string(n_out) + " trajectories of " +
-                                                    std::to_string(samples) + " samples need " +
-                                                    std::to_string(bytes) +
-                                                    " bytes, over the limit of " +
-                                                    std::to_string(lim.max_trajectory_bytes));
+      check_trajectory_bytes(lim, m, n_out, out.samples);
       for (std::int64_t i = 0; i < n_out; ++i)
         out.trajectory_ids.push_back(static_cast<std::int32_t>(i));
       break;
     }
-    case TrajectoryMode::kList: {
-      const auto n_out = static_cast<std::int64_t>(out.trajectory_ids.size());
-      const std::int64_t bytes = trajectory_bytes(*m, n_out, samples);
-      if (bytes > lim.max_trajectory_bytes)
-        throw LimitError("output.trajectories", std::to_string(n_out) + " trajectories of " +
-                                                    std::to_string(samples) + " samples need " +
-                                                    std::to_string(bytes) +
-                                                    " bytes, over the limit of " +
-                                                    std::to_string(lim.max_trajectory_bytes));
+    case TrajectoryMode::kList:
+      check_trajectory_bytes(lim, m, static_cast<std::int64_t>(out.trajectory_ids.size()),
+                             out.samples);
       break;
-    }
   }
+}
 
-  // ---- the batch: explicit systems now (they are in the spec already), generated ones on demand
-  rs.batch.model = m;
-  rs.batch.count = static_cast<int>(count);
+// The batch: explicit systems now (they are in the spec already), generated ones on demand.
+void build_batch(const SpecSystems& systems, const ParseOptions& options, RunSpec& rs) {
+  rs.batch.model = rs.model;
+  rs.batch.count = static_cast<int>(systems.count);
   if (rs.explicit_systems) {
-    build_explicit_batch(explicit_systems, rs.batch);
+    build_explicit_batch(systems.explicit_systems, rs.batch);
   } else if (options.build_batch) {
     rs.batch = batch_slice(rs, 0, rs.batch.count);
   }
+}
+
+}  // namespace
+
+RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
+  if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
+  check_keys(spec, "",
+             {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
+              "stabilization", "precision", "device", "gpu_path", "output"});
+  RunSpec rs;
+  parse_model(spec, options, rs);
+  const ModelInfo& m = *rs.model;
+  rs.params = m.default_params();  // shared by every system
+  if (const json* p = find(spec, "params")) parse_params(*p, "params", m, rs.params);
+  const SpecSystems systems = parse_systems(spec, rs);
+
+  EnsembleSettings& s = rs.settings;
+  s = EnsembleSettings::for_model(m);
+  if (const json* a = find(spec, "assemble")) s.assemble = get_bool(*a, "assemble");
+  parse_integrator(find(spec, "integrator"), s);
+  if (const json* st = find(spec, "stabilization")) parse_stabilization(*st, s);
+  if (const json* v = find(spec, "precision")) {
+    s.precision = get_choice<Precision>(*v, "precision", "precision",
+                                        {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});
+  }
+  parse_device(spec, options, rs);
+  if (const json* v = find(spec, "gpu_path")) s.gpu_path = parse_gpu_path(*v, rs);
+  const std::int64_t samples = parse_output(find(spec, "output"), systems.count, rs.output);
+
+  // The spec is valid; is it affordable?
+  check_size_limits(options.limits, systems, samples);
+  rs.output.samples = static_cast<int>(samples);
+  s.samples = rs.output.samples;
+  resolve_trajectories(options.limits, m, systems.count, rs.output);
+
+  build_batch(systems, options, rs);
   return rs;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,7 @@ namespace {
 
 using ukes::server::log_event;
 using ukes::server::LogLevel;
+using ukes::server::ServerOptions;
 
 // Protobuf's own diagnostics (a request with a string field that is not UTF-8, say) as JSON log
 // lines like every other, not free text on stderr.
@@ -46,24 +48,41 @@ void write_port_file(const std::string& path, int port) {
   std::filesystem::rename(tmp, path);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  ukes::server::ServerOptions o;
-  CLI::App app{"ukes-server: ensembles of constrained mechanical systems over gRPC (ukes.v1)",
-               "ukes-server"};
-  app.set_version_flag("--version", std::string("ukes-server ") + ukes::version());
+// The options the command line gives in other units than ServerOptions holds (MiB for bytes, the
+// device by name), turned into ServerOptions once it has parsed.
+struct CommandLineValues {
   std::string device = "auto";
-  double memory_mb = static_cast<double>(o.memory_budget_bytes >> 20);
-  double max_trajectory_mb = static_cast<double>(o.limits.max_trajectory_bytes >> 20);
-  double model_mb = static_cast<double>(o.model_limits.max_bytes >> 20);
-  double max_request_mb = static_cast<double>(o.max_request_bytes >> 20);
+  double memory_mb, max_trajectory_mb, model_mb, max_request_mb;
+
+  explicit CommandLineValues(const ServerOptions& o)
+      : memory_mb(static_cast<double>(o.memory_budget_bytes >> 20)),
+        max_trajectory_mb(static_cast<double>(o.limits.max_trajectory_bytes >> 20)),
+        model_mb(static_cast<double>(o.model_limits.max_bytes >> 20)),
+        max_request_mb(static_cast<double>(o.max_request_bytes >> 20)) {}
+
+  void apply(ServerOptions& o) const {
+    o.memory_budget_bytes = static_cast<std::int64_t>(memory_mb * (1 << 20));
+    o.model_limits.max_bytes = static_cast<std::int64_t>(model_mb * (1 << 20));
+    o.limits.max_trajectory_bytes = static_cast<std::int64_t>(max_trajectory_mb * (1 << 20));
+    o.max_request_bytes = static_cast<std::int64_t>(max_request_mb * (1 << 20));
+    o.device = device == "cpu"   ? ukes::Device::kCpu
+               : device == "gpu" ? ukes::Device::kGpu
+                                 : ukes::Device::kAuto;
+  }
+};
+
+// Where the server listens.
+void add_listen_options(CLI::App& app, ServerOptions& o) {
   app.add_option("--listen", o.listen, "Address to listen on (default: loopback only)")
       ->capture_default_str();
   app.add_option("--port", o.port, "Port (0: any free port, see --port-file)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   app.add_option("--port-file", o.port_file, "Write the bound port here once listening");
+}
+
+// What the server keeps: the job store and the registered models.
+void add_store_options(CLI::App& app, ServerOptions& o, CommandLineValues& v) {
   app.add_option("--data-dir", o.data_dir,
                  "Keep jobs here (an SQLite job store): they survive restarts and kills. "
                  "Default: jobs in memory only, results beyond the memory budget spilled to a "
@@ -76,11 +95,15 @@ int main(int argc, char** argv) {
                  "Registered models each principal may keep (RegisterModel)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("--max-model-mb-per-principal", model_mb,
+  app.add_option("--max-model-mb-per-principal", v.model_mb,
                  "Registered definitions' text each principal may keep")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
-  app.add_option("--memory-budget-mb", memory_mb, "Results held in memory, all jobs together")
+}
+
+// How much one job, one request and all results together may take.
+void add_limit_options(CLI::App& app, ServerOptions& o, CommandLineValues& v) {
+  app.add_option("--memory-budget-mb", v.memory_mb, "Results held in memory, all jobs together")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--max-systems", o.limits.max_systems, "Most systems in one job")
@@ -89,12 +112,16 @@ int main(int argc, char** argv) {
   app.add_option("--max-samples", o.limits.max_samples, "Most output samples per system")
       ->check(CLI::Range(std::int64_t{2}, std::int64_t{2147483647}))
       ->capture_default_str();
-  app.add_option("--max-trajectory-mb", max_trajectory_mb, "Most trajectory data in one job")
+  app.add_option("--max-trajectory-mb", v.max_trajectory_mb, "Most trajectory data in one job")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--max-request-mb", max_request_mb, "Largest request message")
+  app.add_option("--max-request-mb", v.max_request_mb, "Largest request message")
       ->check(CLI::Range(1.0, 2047.0))
       ->capture_default_str();
+}
+
+// How jobs run: how many at once, on what, and how long they are kept.
+void add_job_options(CLI::App& app, ServerOptions& o, CommandLineValues& v) {
   app.add_option("--max-concurrent-jobs", o.max_concurrent_jobs, "Jobs running at once")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -107,7 +134,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads per running job (default: all)")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--device", device, "Backend: auto, cpu or gpu")
+  app.add_option("--device", v.device, "Backend: auto, cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
   app.add_option("--result-ttl-s", o.result_ttl_s, "Finished jobs are dropped this long after")
@@ -117,6 +144,10 @@ int main(int argc, char** argv) {
                  "... or this long after a client received their last chunk")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+}
+
+// Who may connect: TLS, client certificates, bearer tokens.
+void add_security_options(CLI::App& app, ServerOptions& o) {
   app.add_option("--tls-cert", o.tls_cert, "Serve TLS with this certificate chain (PEM)");
   app.add_option("--tls-key", o.tls_key, "... and this private key (PEM)");
   app.add_option("--tls-client-ca", o.tls_client_ca,
@@ -126,85 +157,118 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", o.insecure,
                "Listen beyond loopback without TLS and authentication (anyone reaching the port "
                "can use, read and cancel every job)");
+}
+
+// The command line into `o`; the exit status when the process ends here (help, version, an
+// invalid option).
+std::optional<int> parse_command_line(int argc, char** argv, ServerOptions& o) {
+  CLI::App app{"ukes-server: ensembles of constrained mechanical systems over gRPC (ukes.v1)",
+               "ukes-server"};
+  app.set_version_flag("--version", std::string("ukes-server ") + ukes::version());
+  CommandLineValues values(o);
+  add_listen_options(app, o);
+  add_store_options(app, o, values);
+  add_limit_options(app, o, values);
+  add_job_options(app, o, values);
+  add_security_options(app, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  o.memory_budget_bytes = static_cast<std::int64_t>(memory_mb * (1 << 20));
-  o.model_limits.max_bytes = static_cast<std::int64_t>(model_mb * (1 << 20));
-  o.limits.max_trajectory_bytes = static_cast<std::int64_t>(max_trajectory_mb * (1 << 20));
-  o.max_request_bytes = static_cast<std::int64_t>(max_request_mb * (1 << 20));
-  o.device = device == "cpu"   ? ukes::Device::kCpu
-             : device == "gpu" ? ukes::Device::kGpu
-                               : ukes::Device::kAuto;
-  // The one line that says which backend jobs get, and why not the GPU.
-  if (o.device != ukes::Device::kCpu) {
-    const ukes::GpuAvailability gpu = ukes::gpu_availability();
-    if (gpu.available) {
-      log_event(LogLevel::kInfo, "backend",
-                {{"backend", "gpu"},
-                 {"gpu", gpu.info.name},
-                 {"memory_mb", static_cast<std::int64_t>(gpu.info.total_memory >> 20)},
-                 {"driver", ukes::cuda_version_text(gpu.info.driver_version)},
-                 {"module", gpu.module}});
-    } else if (o.device == ukes::Device::kGpu) {
-      std::fprintf(stderr, "ukes-server: --device gpu: no usable GPU: %s\n", gpu.reason.c_str());
-      return 2;
-    } else {
-      log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", gpu.reason}});
-    }
-  } else {
+  values.apply(o);
+  return std::nullopt;
+}
+
+// The one line that says which backend jobs get, and why not the GPU. False when --device gpu
+// finds no usable GPU (said on stderr): the server does not start.
+bool log_backend(const ServerOptions& o) {
+  if (o.device == ukes::Device::kCpu) {
     log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", "--device cpu"}});
+    return true;
   }
+  const ukes::GpuAvailability gpu = ukes::gpu_availability();
+  if (gpu.available) {
+    log_event(LogLevel::kInfo, "backend",
+              {{"backend", "gpu"},
+               {"gpu", gpu.info.name},
+               {"memory_mb", static_cast<std::int64_t>(gpu.info.total_memory >> 20)},
+               {"driver", ukes::cuda_version_text(gpu.info.driver_version)},
+               {"module", gpu.module}});
+  } else if (o.device == ukes::Device::kGpu) {
+    std::fprintf(stderr, "ukes-server: --device gpu: no usable GPU: %s\n", gpu.reason.c_str());
+    return false;
+  } else {
+    log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", gpu.reason}});
+  }
+  return true;
+}
 
-  google::protobuf::SetLogHandler(&log_protobuf);
-
-  // Signals are taken by one thread with sigwait; every other thread inherits the blocked mask.
+// Blocks SIGINT and SIGTERM here, before any other thread starts: every thread inherits the
+// blocked mask, so the one that calls sigwait takes them. SIGPIPE is ignored.
+sigset_t block_stop_signals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
 
+struct Security {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   std::unique_ptr<ukes::server::Authenticator> auth;
+};
+
+// The transport's credentials (TLS or none) and the authenticator of callers; nullopt when the
+// files they name cannot be used (said on stderr).
+std::optional<Security> build_security(const ServerOptions& o) {
+  Security security;
   try {
-    credentials = ukes::server::server_credentials(o);
-    auth = std::make_unique<ukes::server::Authenticator>(o.token_file, !o.tls_client_ca.empty());
+    security.credentials = ukes::server::server_credentials(o);
+    security.auth =
+        std::make_unique<ukes::server::Authenticator>(o.token_file, !o.tls_client_ca.empty());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ukes-server: %s\n", e.what());
-    return 2;
+    return std::nullopt;
   }
   if (!ukes::server::is_loopback(o.listen) && o.insecure)
     log_event(LogLevel::kWarning, "insecure",
               {{"listen", o.listen},
                {"reason", "--insecure: no TLS or authentication on a port other machines reach"}});
+  return security;
+}
 
-  std::unique_ptr<ukes::server::JobManager> jobs;
+// The job manager, with its store under --data-dir opened (and recovered) when there is one; null
+// when it cannot be (said on stderr).
+std::unique_ptr<ukes::server::JobManager> open_jobs(const ServerOptions& o) {
   try {
-    jobs = std::make_unique<ukes::server::JobManager>(o);
+    return std::make_unique<ukes::server::JobManager>(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ukes-server: %s\n", e.what());
-    return 1;
+    return nullptr;
   }
-  ukes::server::UkesService service(*jobs, *auth);
+}
 
+// Starts serving `service` (with health checking and reflection) and publishes the bound port in
+// --port-file; null when it cannot listen or write that file (said on stderr).
+std::unique_ptr<grpc::Server> start_server(
+    const ServerOptions& o, ukes::server::UkesService& service,
+    const std::shared_ptr<grpc::ServerCredentials>& credentials, int& bound_port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   const std::string address =
       (o.listen.find(':') != std::string::npos ? "[" + o.listen + "]" : o.listen) + ":" +
       std::to_string(o.port);
-  int bound_port = 0;
   builder.AddListeningPort(address, credentials, &bound_port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_request_bytes));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
     std::fprintf(stderr, "ukes-server: cannot listen on %s\n", address.c_str());
-    return 1;
+    return nullptr;
   }
   server->GetHealthCheckService()->SetServingStatus("ukes.v1.UkesService", true);
   try {
@@ -212,32 +276,61 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ukes-server: %s\n", e.what());
     server->Shutdown();
-    return 1;
+    return nullptr;
   }
+  return server;
+}
+
+void log_listening(const ServerOptions& o, const ukes::server::JobManager& jobs, int port) {
   log_event(LogLevel::kInfo, "listening",
             {{"address", o.listen},
-             {"port", bound_port},
+             {"port", port},
              {"version", ukes::version()},
-             {"data_dir", jobs->data_dir()},
-             {"threads_per_job", jobs->threads_per_job()},
+             {"data_dir", jobs.data_dir()},
+             {"threads_per_job", jobs.threads_per_job()},
              {"max_concurrent_jobs", o.max_concurrent_jobs},
              {"memory_budget_bytes", o.memory_budget_bytes},
              {"tls", !o.tls_cert.empty()},
              {"client_certificates", !o.tls_client_ca.empty()},
              {"tokens", !o.token_file.empty()}});
+}
 
+// Serves until SIGINT or SIGTERM, then stops: streams get a moment to finish.
+void serve_until_stopped(grpc::Server& server, ukes::server::JobManager& jobs,
+                         const sigset_t& stop_signals) {
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     log_event(LogLevel::kInfo, "stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
-    server->GetHealthCheckService()->Shutdown();
+    server.GetHealthCheckService()->Shutdown();
     // Memory-only jobs end cancelled (their streams see the JobEnd); durable ones stop without
     // ending, for the next server on the data directory to run again.
-    jobs->shutdown();
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    jobs.shutdown();
+    server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
-  server->Wait();
+  server.Wait();
   waiter.join();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ServerOptions o;
+  if (const std::optional<int> exit_status = parse_command_line(argc, argv, o)) return *exit_status;
+  if (!log_backend(o)) return 2;
+  google::protobuf::SetLogHandler(&log_protobuf);
+  const sigset_t stop_signals = block_stop_signals();
+  const std::optional<Security> security = build_security(o);
+  if (!security) return 2;
+  const std::unique_ptr<ukes::server::JobManager> jobs = open_jobs(o);
+  if (!jobs) return 1;
+  ukes::server::UkesService service(*jobs, *security->auth);
+  int bound_port = 0;
+  const std::unique_ptr<grpc::Server> server =
+      start_server(o, service, security->credentials, bound_port);
+  if (!server) return 1;
+  log_listening(o, *jobs, bound_port);
+  serve_until_stopped(*server, *jobs, stop_signals);
   log_event(LogLevel::kInfo, "stopped");
   return 0;
 }

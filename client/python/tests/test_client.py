@@ -5,8 +5,10 @@ import json
 
 import numpy as np
 import pytest
+import xarray
 
 import ukes
+import ukes.record
 from conftest import SOURCE, run_cli
 
 SWEEP = {
@@ -62,6 +64,25 @@ def test_run_equals_the_command_line_result_file(client, tmp_path):
                  "steps", "rejected"):
         np.testing.assert_array_equal(getattr(loaded, name), getattr(result, name), err_msg=name)
     assert loaded.statistics == result.statistics and loaded.coordinates == result.coordinates
+
+    # The binary results file: every field of the record, the inputs included, to the bit.
+    cli = run_cli(["run", str(spec_file), "--out", str(tmp_path / "r.h5")], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    binary = ukes.load(tmp_path / "r.h5")
+    for field in ukes.record.FIELDS:
+        np.testing.assert_array_equal(getattr(binary, field.name), getattr(result, field.name),
+                                      err_msg=field.name)
+    assert binary.statistics == result.statistics and binary.param_names == result.param_names
+    assert binary.spec["sweep"] == expected["sweep"] and binary.method == result.method
+    # xarray reads it as a dataset over `system`, named by the model's coordinates.
+    data = xarray.open_dataset(tmp_path / "r.h5", engine="h5netcdf")
+    assert data.q.dims == ("system", "coordinate") and data.force_max.dims == ("system",)
+    assert list(data.coordinate.values) == expected["coordinates"]
+    np.testing.assert_array_equal(data.q.values, result.q)
+    ensemble = xarray.open_dataset(tmp_path / "r.h5", engine="h5netcdf", group="ensemble")
+    assert ensemble.q.dims == ("coordinate", "statistic")
+    data.close()
+    ensemble.close()
 
     # Trajectories of systems 0..2: 11 samples, the last of which is the final state.
     assert list(result.trajectory_ids) == [0, 1, 2]

@@ -32,12 +32,15 @@ def toy(fields=("q", "qd", "residual", "force"), systems=8, samples=21) -> Resul
     model = pb.Model(name="toy", n=2, coordinates=["x", "y"], position_rows=1, velocity_rows=0)
     return Result(
         job_id="j", model=model, spec={}, backend="cpu", precision="fp64", method="rk4", t0=0.0,
-        t_end=2.0, coordinates=["x", "y"], residual_names=["phi[0]", "phid[0]"], q=q[:, -1],
-        qd=data["qd"][:, -1], t=np.full(systems, 2.0), status=status,
-        residual_max=np.full((systems, 2), 1e-3), force_max=rng.uniform(1, 100, systems),
-        inconsistency_max=np.zeros(systems), steps=np.full(systems, 20),
-        rejected=np.zeros(systems, dtype=np.int64), param_names=["k"],
-        params=np.ones((systems, 1)), q0=q[:, 0], qd0=data["qd"][:, 0], statistics={},
+        t_end=2.0, coordinates=["x", "y"], residual_names=["phi[0]", "phid[0]"],
+        param_names=["k"],
+        systems={"q": q[:, -1], "qd": data["qd"][:, -1], "t": np.full(systems, 2.0),
+                 "status": status, "residual_max": np.full((systems, 2), 1e-3),
+                 "force_max": rng.uniform(1, 100, systems),
+                 "inconsistency_max": np.zeros(systems), "steps": np.full(systems, 20),
+                 "rejected": np.zeros(systems, dtype=np.int64), "params": np.ones((systems, 1)),
+                 "q0": q[:, 0], "qd0": data["qd"][:, 0]},
+        statistics={},
         sample_times=t, trajectory_ids=np.arange(systems),
         trajectory_fields={f: data[f] for f in fields})
 

@@ -12,9 +12,11 @@ from ukes.local import connect, local_server
 from ukes.result import Result
 from ukes.spec import SpecBuilder, spec
 from ukes import plot  # matplotlib is imported when a plot is drawn
+from ukes import record
 
 __all__ = [
-    "Client", "Job", "Result", "load", "connect", "local_server", "plot", "spec", "SpecBuilder",
+    "Client", "Job", "Result", "load", "connect", "local_server", "plot", "record", "spec",
+    "SpecBuilder",
     "UkesError", "SpecError", "LimitError", "JobFailed",
 ]
 __version__ = "0.1.0"

@@ -1,65 +1,106 @@
 """Result files of the command-line client read back into a Result: `ukes run --out results.json`
-(docs/RUNSPEC.md's results contract) gives the per-system values and the ensemble statistics,
-`--h5 traj.h5` the recorded trajectories and the recorded systems' inputs."""
+(docs/RUNSPEC.md's results contract) or `--out results.h5` gives the per-system values and the
+ensemble statistics, `--h5 traj.h5` the recorded trajectories and the recorded systems' inputs."""
 from __future__ import annotations
 
 import json
 import os
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
-from ukes.hdf5 import read_trajectories
+from ukes.hdf5 import read_results, read_trajectories
+from ukes.record import FIELDS, RESIDUAL_LEVELS, RecordField
 from ukes.result import Result, residual_names
 from ukes.v1 import ukes_pb2 as pb
 
-RESIDUAL_LEVELS = ("position", "position_rate", "velocity")
 Path = Union[str, os.PathLike]
 
 
 def load(path: Path, h5: Optional[Path] = None) -> Result:
-    """Reads a results.json written by `ukes run --out` (in-process or --server) into a Result
-    whose per-system arrays equal, to the bit, those `Client.run` returns for the same spec.
+    """Reads a results file written by `ukes run --out` (in-process or --server) into a Result
+    whose per-system arrays equal, to the bit, those `Client.run` returns for the same spec:
+    results.json (docs/RUNSPEC.md's results contract) or results.h5 (binary, chosen by the
+    extension .h5 or .hdf5; it also holds every system's inputs `params`, `q0`, `qd0`).
 
     `h5`, the same run's `--h5` file (or a `Result.to_hdf5` file), adds the trajectories
-    (`trajectory_fields`, `sample_times`, `trajectory_ids`) and the inputs (`params`, `q0`,
-    `qd0`) of the recorded systems; without it the inputs are NaN (results.json records the
-    run's parameters, not each system's). `spec` holds the file's description of the run
-    (model, params, settings, sweep)."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
+    (`trajectory_fields`, `sample_times`, `trajectory_ids`) and the inputs of the recorded
+    systems; from results.json alone the inputs are NaN (it records the run's parameters, not
+    each system's). `spec` holds the file's description of the run (model, params, settings,
+    sweep)."""
+    if str(path).endswith((".h5", ".hdf5")):
+        result = _load_hdf5(path)
+    else:
+        result = _load_json(path)
+    if h5 is not None:
+        _add_trajectories(result, h5)
+    return result
+
+
+def _model(doc: dict[str, Any]) -> pb.Model:
     model = pb.Model(name=doc["model"], n=doc["n"], coordinates=doc["coordinates"],
                      position_rows=doc["position_rows"], velocity_rows=doc["velocity_rows"],
                      id=doc.get("model_id", ""))
     if "model_definition" in doc:
-        model.definition_json = json.dumps(doc["model_definition"])
-    systems = doc.get("systems", [])
+        definition = doc["model_definition"]
+        model.definition_json = definition if isinstance(definition, str) else json.dumps(
+            definition)
+    return model
 
-    def column(key, dtype=float):
-        return np.asarray([s[key] for s in systems], dtype=dtype)
 
-    residual = [sum((s["residual_max"][level] for level in RESIDUAL_LEVELS), []) for s in systems]
+def _result(description: dict[str, Any], model: pb.Model, param_names: list[str],
+            systems: dict[str, np.ndarray], statistics: dict[str, Any]) -> Result:
+    settings = description["settings"]
+    return Result(
+        job_id="", model=model, spec=description, backend=description["backend"],
+        precision=description["precision"], method=settings["method"], t0=settings["t0"],
+        t_end=settings["t_end"], coordinates=list(model.coordinates),
+        residual_names=residual_names(model), param_names=param_names, systems=systems,
+        statistics=statistics, sample_times=np.zeros(0),
+        trajectory_ids=np.zeros(0, dtype=np.int64), elapsed_s=description.get("elapsed_s", 0.0),
+        steps_total=description.get("steps_total", 0))
+
+
+def _load_json(path: Path) -> Result:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    model = _model(doc)
+    records = doc.get("systems", [])
+    count, param_names = len(records), list(doc.get("params", {}))
+    systems = {}
+    for field in FIELDS:
+        columns = field.columns(model.n, len(residual_names(model)), len(param_names))
+        if records and field.name in records[0]:
+            values = [_flat(r[field.name]) for r in records]
+            systems[field.name] = np.asarray(values, dtype=field.dtype).reshape(
+                systems_shape(field, count, columns))
+        else:  # not in results.json: each system's inputs
+            systems[field.name] = field.empty(count, columns)
     description = {k: v for k, v in doc.items() if k not in ("systems", "ensemble")}
-    slots = len(residual_names(model))
-    settings = doc["settings"]
-    param_names = list(doc.get("params", {}))
-    count = len(systems)
-    result = Result(
-        job_id="", model=model, spec=description, backend=doc["backend"],
-        precision=doc["precision"], method=settings["method"], t0=settings["t0"],
-        t_end=settings["t_end"], coordinates=list(doc["coordinates"]),
-        residual_names=residual_names(model), q=column("q").reshape(-1, model.n),
-        qd=column("qd").reshape(-1, model.n), t=column("t"), status=column("status", object),
-        residual_max=np.asarray(residual).reshape(-1, slots), force_max=column("force_max"),
-        inconsistency_max=column("inconsistency_max"), steps=column("steps", np.int64),
-        rejected=column("rejected", np.int64), param_names=param_names,
-        params=np.full((count, len(param_names)), np.nan), q0=np.full((count, model.n), np.nan),
-        qd0=np.full((count, model.n), np.nan), statistics=doc.get("ensemble", {}),
-        sample_times=np.zeros(0), trajectory_ids=np.zeros(0, dtype=np.int64),
-        elapsed_s=doc.get("elapsed_s", 0.0), steps_total=doc.get("steps_total", 0))
-    if h5 is not None:
-        _add_trajectories(result, h5)
-    return result
+    return _result(description, model, param_names, systems, doc.get("ensemble", {}))
+
+
+def systems_shape(field: RecordField, count: int, columns: int) -> tuple[int, ...]:
+    """The shape of a per-system array: [count] for scalars, else [count, columns]."""
+    return (count,) if field.width == pb.RECORD_WIDTH_ONE else (count, columns)
+
+
+def _flat(value: Any) -> Any:
+    """A field's JSON value with residual maxima's rows (position, position_rate, velocity)
+    joined into the slots' order and null as NaN."""
+    if isinstance(value, dict):
+        value = sum((value[level] for level in RESIDUAL_LEVELS), [])
+    if isinstance(value, list):
+        return [np.nan if v is None else v for v in value]
+    return np.nan if value is None else value
+
+
+def _load_hdf5(path: Path) -> Result:
+    contents = read_results(path)
+    description = contents["run"]
+    model = _model(description)
+    return _result(description, model, contents["param_names"], contents["systems"],
+                   contents["statistics"])
 
 
 def _add_trajectories(result: Result, h5: Path) -> None:
@@ -74,7 +115,5 @@ def _add_trajectories(result: Result, h5: Path) -> None:
     result.trajectory_ids = ids
     result.trajectory_fields = contents["fields"]
     result.param_names = contents["param_names"]
-    result.params = np.full((result.count, len(result.param_names)), np.nan)
-    result.params[ids] = contents["params"]
-    result.q0[ids] = contents["q0"]
-    result.qd0[ids] = contents["qd0"]
+    for name in ("params", "q0", "qd0"):
+        result.systems[name][ids] = contents[name]

@@ -1,5 +1,7 @@
-"""Trajectory files in the layout of the CLI's `ukes run --h5` (service/results/trajectories_h5.cpp,
-docs/RUNSPEC.md): written from a Result (`Result.to_hdf5`) and read back (`ukes.load`)."""
+"""HDF5 files of the command-line client: trajectory files in the layout of `ukes run --h5`
+(service/results/trajectories_h5.cpp, docs/RUNSPEC.md), written from a Result (`Result.to_hdf5`)
+and read back, and per-system results files of `ukes run --out results.h5`
+(service/results/results_h5.hpp), read back (`ukes.load`)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from ukes.v1 import ukes_pb2 as pb
+from ukes.record import FIELDS as RECORD_FIELDS
+from ukes.record import STATUS_NAMES
 
 if TYPE_CHECKING:
     from ukes.result import Result
@@ -17,9 +20,6 @@ DESCRIPTIONS = {
     "residual": "signed constraint residuals phi, phid (position rows), psi (velocity rows)",
     "force": "total constraint force Qc",
 }
-# The status values as the file stores them: docs/RUNSPEC.md's order (SystemStatus minus one).
-STATUS_NAMES = [pb.SystemStatus.Name(v).removeprefix("SYSTEM_STATUS_").lower()
-                for v in sorted(pb.SystemStatus.values()) if v > 0]
 
 
 def _root_attributes(result: "Result") -> dict[str, Any]:
@@ -89,9 +89,7 @@ def read_trajectories(path: Union[str, os.PathLike]) -> dict[str, Any]:
     component]}), params, q0, qd0 and status (names) of the recorded systems."""
     import h5py
 
-    def strings(d: "h5py.Dataset") -> list[str]:
-        return [s.decode() if isinstance(s, bytes) else str(s) for s in d[()]]
-
+    strings = _strings
     with h5py.File(path, "r") as f:
         codes = f["status"][()]
         return {
@@ -104,3 +102,63 @@ def read_trajectories(path: Union[str, os.PathLike]) -> dict[str, Any]:
             "status": np.asarray([STATUS_NAMES[c] for c in codes], dtype=object),
         }
 
+
+
+def _strings(d: "h5py.Dataset") -> list[str]:
+    return [s.decode() if isinstance(s, bytes) else str(s) for s in d[()]]
+
+
+def _ensemble(group: "h5py.Group", coordinates: list[str], residual_names: list[str],
+              position_rows: int) -> dict[str, Any]:
+    """The /ensemble group as docs/RUNSPEC.md's "ensemble" object (the layout of results.json)."""
+    statistic = _strings(group["statistic"])
+
+    def named(rows: np.ndarray, names: list[str]) -> list[dict[str, Any]]:
+        return [dict(zip(statistic, map(float, row)), name=name) for row, name in zip(rows, names)]
+
+    def single(row: np.ndarray) -> dict[str, Any]:
+        return dict(zip(statistic, map(float, row)))
+
+    slots = named(group["residual_max"][()], residual_names)
+    out: dict[str, Any] = {k: int(group.attrs[k]) for k in ("count", "ok", "failed")}
+    out["by_status"] = {k: int(v) for k, v in group["by_status"].attrs.items()}
+    out.update({
+        "q": named(group["q"][()], coordinates), "qd": named(group["qd"][()], coordinates),
+        "residual_max": {"position": slots[:position_rows],
+                         "position_rate": slots[position_rows:2 * position_rows],
+                         "velocity": slots[2 * position_rows:]},
+        "force_max": single(group["force_max"][()]), "steps": single(group["steps"][()]),
+    })
+    for summary in [out["force_max"], out["steps"], *out["q"], *out["qd"], *slots]:
+        summary["count"] = int(summary["count"])
+    return out
+
+
+def read_results(path: Union[str, os.PathLike]) -> dict[str, Any]:
+    """The contents of a results file written by `ukes run --out results.h5`
+    (service/results/results_h5.hpp): attrs (root attributes), run (the run's description, as
+    results.json has it outside "systems"), coordinates, residual_names, param_names, systems
+    ({field: per-system array}, every field of ukes.record.FIELDS the file holds, statuses by
+    name) and statistics (as results.json's "ensemble")."""
+    import json
+
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        coordinates, residual_names = _strings(f["coordinate"]), _strings(f["residual_row"])
+        systems = {}
+        for field in RECORD_FIELDS:
+            if field.name not in f:
+                continue
+            values = f[field.name][()]
+            if field.is_status:
+                values = np.asarray([STATUS_NAMES[c] for c in values], dtype=object)
+            systems[field.name] = values
+        return {
+            "attrs": attrs, "run": json.loads(attrs["run"]), "coordinates": coordinates,
+            "residual_names": residual_names, "param_names": _strings(f["param"]),
+            "systems": systems,
+            "statistics": _ensemble(f["ensemble"], coordinates, residual_names,
+                                    int(attrs["position_rows"])),
+        }

@@ -9,15 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ukes.record import FIELDS, status_name
 from ukes.v1 import ukes_pb2 as pb
 
 if TYPE_CHECKING:
     import xarray
-
-
-def status_name(value: int) -> str:
-    """A SystemStatus as docs/RUNSPEC.md names it ("ok", "max_steps", ...)."""
-    return pb.SystemStatus.Name(value).removeprefix("SYSTEM_STATUS_").lower()
 
 
 def summary_dict(s: pb.Summary) -> dict[str, float]:
@@ -36,16 +32,17 @@ def residual_names(model: pb.Model) -> list[str]:
 class Result:
     """A finished job's results.
 
-    Per system (first axis: system id), numpy arrays: `q`, `qd` (final state, [system,
-    coordinate]), `t` (final time), `status` (names such as "ok"), `residual_max` ([system,
-    residual slot], named by `residual_names`), `force_max`, `inconsistency_max`, `steps`,
-    `rejected`, and the inputs each system was integrated from (after sweeps and defaults):
-    `params` ([system, parameter], named by `param_names`), `q0`, `qd0`. `statistics` holds the
-    ensemble statistics over the systems that ended ok (as docs/RUNSPEC.md's "ensemble").
-    Recorded trajectories: `sample_times`, `trajectory_ids` (the recorded systems) and, per
-    field, [recorded system, sample, component] arrays in `trajectory_fields`; `trajectories`
-    gives them as an xarray.Dataset. `spec` is the spec as the server ran it, `t0` and `t_end`
-    its integration interval.
+    Per system (first axis: system id), numpy arrays in `systems`, one per field of the
+    per-system record (ukes.record.FIELDS: the protocol's SystemSummaries) and readable as
+    attributes: `status` (names such as "ok"), `t` (final time), `q`, `qd` (final state, [system,
+    coordinate]), `residual_max` ([system, residual slot], named by `residual_names`),
+    `force_max`, `inconsistency_max`, `steps`, `rejected`, and the inputs each system was
+    integrated from (after sweeps and defaults): `params` ([system, parameter], named by
+    `param_names`), `q0`, `qd0`. `statistics` holds the ensemble statistics over the systems
+    that ended ok (as docs/RUNSPEC.md's "ensemble"). Recorded trajectories: `sample_times`,
+    `trajectory_ids` (the recorded systems) and, per field, [recorded system, sample, component]
+    arrays in `trajectory_fields`; `trajectories` gives them as an xarray.Dataset. `spec` is the
+    spec as the server ran it, `t0` and `t_end` its integration interval.
     """
 
     job_id: str
@@ -58,19 +55,8 @@ class Result:
     t_end: float
     coordinates: list[str]
     residual_names: list[str]
-    q: np.ndarray
-    qd: np.ndarray
-    t: np.ndarray
-    status: np.ndarray
-    residual_max: np.ndarray
-    force_max: np.ndarray
-    inconsistency_max: np.ndarray
-    steps: np.ndarray
-    rejected: np.ndarray
     param_names: list[str]
-    params: np.ndarray
-    q0: np.ndarray
-    qd0: np.ndarray
+    systems: dict[str, np.ndarray]
     statistics: dict[str, Any]
     sample_times: np.ndarray
     trajectory_ids: np.ndarray
@@ -78,6 +64,13 @@ class Result:
     elapsed_s: float = 0.0
     steps_total: int = 0
     message: str = ""
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # Only called for names that are not attributes: the per-system fields.
+        systems = self.__dict__.get("systems", {})
+        if name in systems:
+            return systems[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     @property
     def trajectories(self) -> "xarray.Dataset":
@@ -147,18 +140,8 @@ class ResultBuilder:
     def _start(self, h: pb.JobHeader) -> None:
         self.header = h
         n, count, slots = h.model.n, h.count, h.residual_slots
-        self.q = np.full((count, n), np.nan)
-        self.qd = np.full((count, n), np.nan)
-        self.t = np.full(count, np.nan)
-        self.status = np.full(count, "unspecified", dtype=object)
-        self.residual_max = np.full((count, slots), np.nan)
-        self.force_max = np.full(count, np.nan)
-        self.inconsistency_max = np.full(count, np.nan)
-        self.steps = np.zeros(count, dtype=np.int64)
-        self.rejected = np.zeros(count, dtype=np.int64)
-        self.params = np.full((count, len(h.model.params)), np.nan)
-        self.q0 = np.full((count, n), np.nan)
-        self.qd0 = np.full((count, n), np.nan)
+        self.columns = {f.name: f.columns(n, slots, len(h.model.params)) for f in FIELDS}
+        self.systems = {f.name: f.empty(count, self.columns[f.name]) for f in FIELDS}
         self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}
         samples, recorded = len(h.sample_times), len(h.trajectory_ids)
         widths = {"q": n, "qd": n, "force": n, "residual": slots}
@@ -166,19 +149,15 @@ class ResultBuilder:
 
     def _summaries(self, s: pb.SystemSummaries) -> None:
         rows = slice(s.first_id, s.first_id + s.count)
-        n, slots = self.header.model.n, self.header.residual_slots
-        self.q[rows] = np.asarray(s.q).reshape(s.count, n)
-        self.qd[rows] = np.asarray(s.qd).reshape(s.count, n)
-        self.t[rows] = s.t
-        self.status[rows] = [status_name(v) for v in s.status]
-        self.residual_max[rows] = np.asarray(s.residual_max).reshape(s.count, slots)
-        self.force_max[rows] = s.force_max
-        self.inconsistency_max[rows] = s.inconsistency_max
-        self.steps[rows] = s.steps
-        self.rejected[rows] = s.rejected
-        self.params[rows] = np.asarray(s.params).reshape(s.count, -1)
-        self.q0[rows] = np.asarray(s.q0).reshape(s.count, n)
-        self.qd0[rows] = np.asarray(s.qd0).reshape(s.count, n)
+        for f in FIELDS:
+            values = getattr(s, f.name)
+            if f.is_status:
+                self.systems[f.name][rows] = [status_name(v) for v in values]
+            elif self.systems[f.name].ndim == 1:
+                self.systems[f.name][rows] = values
+            else:
+                self.systems[f.name][rows] = np.asarray(values).reshape(s.count,
+                                                                        self.columns[f.name])
 
     def _trajectory(self, c: pb.TrajectoryChunk) -> None:
         samples = slice(c.sample_begin, c.sample_begin + c.sample_count)
@@ -197,11 +176,9 @@ class ResultBuilder:
             job_id=h.job_id, model=h.model, spec=json.loads(h.spec_json), backend=h.backend,
             precision=h.precision, method=h.method, t0=h.t0, t_end=h.t_end,
             coordinates=list(h.model.coordinates),
-            residual_names=residual_names(h.model), q=self.q, qd=self.qd, t=self.t,
-            status=self.status, residual_max=self.residual_max, force_max=self.force_max,
-            inconsistency_max=self.inconsistency_max, steps=self.steps, rejected=self.rejected,
-            param_names=[p.name for p in h.model.params], params=self.params, q0=self.q0,
-            qd0=self.qd0, statistics=self.statistics, sample_times=np.asarray(h.sample_times),
+            residual_names=residual_names(h.model), param_names=[p.name for p in h.model.params],
+            systems=self.systems, statistics=self.statistics,
+            sample_times=np.asarray(h.sample_times),
             trajectory_ids=np.asarray(h.trajectory_ids, dtype=np.int64),
             trajectory_fields=self.traj, elapsed_s=self.end.elapsed_s,
             steps_total=self.end.steps_total, message=self.end.message)

@@ -1,7 +1,8 @@
 // Runs one model's batch on a device in chunks that fit in its memory, two chunks in flight:
 // while the device integrates chunk c on one stream, the host scatters chunk c-1's results (copied
-// out on the other stream into pinned buffers) into the caller's arrays and reports them. Only
-// inputs, per-system results and the requested trajectories cross PCIe.
+// out on the other stream into pinned buffers) into the caller's arrays. Only inputs, per-system
+// results (one copy of the chunk's result arena, pipeline_buffers.hpp) and the requested
+// trajectories cross PCIe.
 //
 // A chunk's arrays use the layouts of batch_layout.hpp with the chunk's own count as stride, so the
 // kernels see an ordinary batch. When statistics are asked for, the per-system results the
@@ -59,14 +60,10 @@ class ChunkedRun {
     // The host arrays have the model's own widths (a bucket's padding lives only in the kernels).
     if constexpr (BucketModel<Model>) {
       const ModelShape shape = request.input.program->shape;
-      widths_.n = shape.n;
-      widths_.params = shape.params;
-      widths_.residual_slots = shape.residual_slots();
+      shape_ = {shape.n, shape.residual_slots(), shape.params};
       program_ = std::make_unique<DeviceProgram<Api>>(*request.input.program);
     } else {
-      widths_.n = Model::kN;
-      widths_.params = kParamCount<Model>;
-      widths_.residual_slots = kResidualSlots<Model>;
+      shape_ = {Model::kN, kResidualSlots<Model>, kParamCount<Model>};
     }
     total_ = request.input.count;
     const EnsembleSettings& s = *request.settings;
@@ -81,7 +78,7 @@ class ChunkedRun {
 
   void run() {
     plan();
-    if (req_.statistics) context_->resident.reserve(widths_, total_);
+    if (req_.statistics) context_->resident.reserve(shape_, total_);
     if (path_ == GpuPath::kCusolver && !context_->solver)
       context_->solver = std::make_unique<typename Api::Solver>();
     if constexpr (!BucketModel<Model>) {
@@ -90,8 +87,8 @@ class ChunkedRun {
           buffers = std::make_unique<StagedDeviceBuffers<Api, Model, T>>(chunk_);
     }
     for (auto& slot : slots_) {
-      slot.device.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
-      slot.host.reserve(widths_, chunk_, trajectory_capacity_, settings_.samples);
+      slot.device.reserve(shape_, chunk_, trajectory_capacity_, settings_.samples);
+      slot.host.reserve(shape_, chunk_, trajectory_capacity_, settings_.samples);
     }
     int next = 0;
     int c = 0;
@@ -104,7 +101,7 @@ class ChunkedRun {
     }
     for (int k = 0; k < 2; ++k) drain(slots_[static_cast<std::size_t>((c + k) % 2)]);
     if (req_.statistics && next == total_) {
-      report_.statistics = Api::statistics(context_->resident.view(widths_, total_),
+      report_.statistics = Api::statistics(context_->resident.view(shape_, total_),
                                            slots_[0].stream, &report_.failed_ids);
     }
     context_.keep();  // every stream has drained: the next run may lease it
@@ -132,23 +129,22 @@ class ChunkedRun {
     std::size_t budget = req_.memory_budget;
     if (budget == 0) budget = Api::free_memory() / 10 * 8;
     if (req_.statistics) {
-      const std::size_t resident = ResidentSummaries<Api>::bytes_per_system(widths_) * total_;
+      const std::size_t resident = ResidentSummaries<Api>::bytes_per_system(shape_) * total_;
       if (resident >= budget) throw std::runtime_error("the batch's results do not fit on the GPU");
       budget -= resident;
     }
     ChunkMemory memory;
     memory.total = total_;
     memory.trajectory_slots = req_.trajectory_slots;
-    memory.host_per_system =
-        2 * (sizeof(double) * static_cast<std::size_t>(widths_.inputs() + widths_.real_outputs()) +
-             2 * sizeof(std::int32_t) + 2 * sizeof(std::int64_t));
+    memory.host_per_system = 2 * (input_bytes_per_system(shape_) + result_bytes_per_system(shape_) +
+                                  sizeof(std::int32_t));
     memory.device_per_system = memory.host_per_system;
     if (path_ == GpuPath::kCusolver)
       memory.device_per_system += staged_bytes_per_system<T>(Model::kN, kRows<Model>);
     if (path_ == GpuPath::kWarp)
       memory.device_per_system += 2 * staged_bytes_per_system<T>(Model::kN, kRows<Model>);
-    memory.per_trajectory = 2 * sizeof(double) * static_cast<std::size_t>(settings_.samples) *
-                            static_cast<std::size_t>(3 * widths_.n + widths_.residual_slots);
+    memory.per_trajectory =
+        2 * static_cast<std::size_t>(settings_.samples) * trajectory_bytes_per_sample(shape_);
     memory.device_budget = budget;
     memory.pinned_budget = req_.pinned_budget > 0 ? req_.pinned_budget : kDefaultPinnedBudget;
     const int granule = Api::kChunkGranule;
@@ -166,20 +162,23 @@ class ChunkedRun {
     slot.begin = begin;
     slot.end = end;
     double* staging = slot.host.inputs.data();  // the packed layout of input_view
-    const auto c = static_cast<std::size_t>(count);
-    gather_rows(staging, req_.input.params, total_, begin, count, widths_.params);
-    gather_rows(staging + c * widths_.params, req_.input.q0, total_, begin, count, widths_.n);
-    gather_rows(staging + c * (widths_.params + widths_.n), req_.input.qd0, total_, begin, count,
-                widths_.n);
+    for_each_input(
+        [&](const FieldInfo& f, const double* batch) {
+          const int rows = shape_(f.width);
+          gather_rows(staging, batch, total_, begin, count, rows);
+          staging += static_cast<std::size_t>(rows) * static_cast<std::size_t>(count);
+        },
+        req_.input);
     assign_trajectory_slots(slot, begin, end);
 
     Stream& stream = slot.stream;
-    const std::size_t input_bytes = sizeof(double) * c * static_cast<std::size_t>(widths_.inputs());
+    const auto c = static_cast<std::size_t>(count);
+    const std::size_t input_bytes = c * input_bytes_per_system(shape_);
     Api::copy(slot.device.inputs.data(), slot.host.inputs.data(), input_bytes, stream);
     Api::copy(slot.device.slot.data(), slot.host.slot.data(), sizeof(std::int32_t) * c, stream);
-    BatchInputView d_in = slot.device.input_view(widths_, count);
+    BatchInputView d_in = slot.device.input_view(shape_, count);
     if (program_) d_in.program = program_->get();
-    const BatchOutputView d_out = slot.device.output_view(widths_, count);
+    const BatchOutputView d_out = slot.device.output_view(shape_, count);
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
       if (settings_.method == Method::kRk4) {
@@ -198,7 +197,7 @@ class ChunkedRun {
       }
     }
     slot.kernel_stop.record(stream);
-    if (req_.statistics) context_->resident.append(widths_, total_, begin, d_out, stream);
+    if (req_.statistics) context_->resident.append(shape_, total_, begin, d_out, stream);
     copy_out(slot, count);
     ++report_.chunks;
   }
@@ -267,16 +266,13 @@ class ChunkedRun {
       if (elements == 0) return;
       Api::copy(dst, src, sizeof(*src) * elements, slot.stream);
     };
-    const auto c = static_cast<std::size_t>(count);
-    copy(slot.host.reals.data(), slot.device.reals.data(), c * widths_.real_outputs());
-    copy(slot.host.status.data(), slot.device.status.data(), c);
-    copy(slot.host.counts.data(), slot.device.counts.data(), 2 * c);
+    copy(slot.host.results.data(), slot.device.results.data(), results_arena_bytes(shape_, count));
     const std::size_t per = slot.slot_of.size() * static_cast<std::size_t>(settings_.samples);
-    copy(slot.host.traj_q.data(), slot.device.traj_q.data(), per * widths_.n);
-    copy(slot.host.traj_qd.data(), slot.device.traj_qd.data(), per * widths_.n);
-    copy(slot.host.traj_residual.data(), slot.device.traj_residual.data(),
-         per * widths_.residual_slots);
-    copy(slot.host.traj_force.data(), slot.device.traj_force.data(), per * widths_.n);
+    for_each_trajectory(
+        [&](const FieldInfo& f, auto& host, const auto& device) {
+          copy(host.data(), device.data(), per * shape_(f.width));
+        },
+        slot.host, slot.device);
   }
 
   // Waits for the slot's chunk, moves its results into the caller's arrays and reports them.
@@ -285,39 +281,23 @@ class ChunkedRun {
     wait(slot.stream);
     report_.kernel_s += 1e-3 * Api::elapsed_ms(slot.kernel_start, slot.kernel_stop);
     const int count = slot.end - slot.begin;
-    const BatchOutputView h = slot.host.output_view(widths_, count);
-    const BatchOutputView& out = req_.output;
-    scatter_rows(out.status, total_, slot.begin, h.status, count, 1);
-    scatter_rows(out.t, total_, slot.begin, h.t, count, 1);
-    scatter_rows(out.q, total_, slot.begin, h.q, count, widths_.n);
-    scatter_rows(out.qd, total_, slot.begin, h.qd, count, widths_.n);
-    scatter_rows(out.residual_max, total_, slot.begin, h.residual_max, count,
-                 widths_.residual_slots);
-    scatter_rows(out.force_max, total_, slot.begin, h.force_max, count, 1);
-    scatter_rows(out.inconsistency_max, total_, slot.begin, h.inconsistency_max, count, 1);
-    scatter_rows(out.steps, total_, slot.begin, h.steps, count, 1);
-    scatter_rows(out.rejected, total_, slot.begin, h.rejected, count, 1);
+    copy_results(req_.output, slot.begin, slot.host.output_view(shape_, count), 0, count, shape_);
     scatter_trajectories(slot);
-    if (req_.on_chunk != nullptr) req_.on_chunk(req_.user, slot.begin, slot.end);
     slot.begin = slot.end = 0;
   }
 
   void scatter_trajectories(const Slot& slot) {
-    const BatchOutputView& out = req_.output;
     const std::size_t k = static_cast<std::size_t>(settings_.samples);
-    const std::size_t n = static_cast<std::size_t>(widths_.n);
-    const std::size_t r = static_cast<std::size_t>(widths_.residual_slots);
     for (std::size_t local = 0; local < slot.slot_of.size(); ++local) {
       const auto global = static_cast<std::size_t>(slot.slot_of[local]);
-      std::memcpy(out.traj_q + global * k * n, slot.host.traj_q.data() + local * k * n,
-                  sizeof(double) * k * n);
-      std::memcpy(out.traj_qd + global * k * n, slot.host.traj_qd.data() + local * k * n,
-                  sizeof(double) * k * n);
-      std::memcpy(out.traj_force + global * k * n, slot.host.traj_force.data() + local * k * n,
-                  sizeof(double) * k * n);
-      if (r > 0)
-        std::memcpy(out.traj_residual + global * k * r,
-                    slot.host.traj_residual.data() + local * k * r, sizeof(double) * k * r);
+      for_each_trajectory(
+          [&](const FieldInfo& f, double* out, const auto& chunk) {
+            const std::size_t block = k * static_cast<std::size_t>(shape_(f.width));
+            if (block > 0)
+              std::memcpy(out + global * block, chunk.data() + local * block,
+                          sizeof(double) * block);
+          },
+          req_.output, slot.host);
     }
   }
 
@@ -325,7 +305,7 @@ class ChunkedRun {
   GpuRunReport& report_;
   typename Api::StopWord stop_word_;  // before settings_, which points into it
   RunSettings<T> settings_;
-  ModelWidths widths_;
+  RecordShape shape_;
   int total_ = 0;
   int chunk_ = 0;
   int trajectory_capacity_ = 0;

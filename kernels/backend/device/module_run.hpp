@@ -33,9 +33,8 @@ int run_module(const GpuRunRequest* request, GpuRunReport* report, char* error,
                                  " have no GPU code");
       }
     };
-    const bool found = request->user_bucket > 0
-                           ? dispatch_user_bucket(request->user_bucket, run_on_device)
-                           : dispatch_model(request->model, run_on_device);
+    const bool found = dispatch_model_type(request->user_bucket,
+                                           request->model ? request->model : "", run_on_device);
     if (!found) {
       write_text(error, capacity, std::string("unknown model: ") + request->model);
       return kGpuRunFailed;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backend/thrust/statistics_input.hpp"
@@ -20,65 +21,84 @@ void grow(Buffer& buffer, std::size_t count) {
   if (buffer.size() < count) buffer.resize(count);
 }
 
-// Per-system array widths of one model, in elements.
-struct ModelWidths {
-  int n = 0;
-  int params = 0;
-  int residual_slots = 0;
-  int inputs() const { return params + 2 * n; }                    // params, q0, qd0
-  int real_outputs() const { return 4 + 2 * n + residual_slots; }  // t, q, qd, res, force, incons.
-};
+// Where each field of a chunk of `count` systems lives in a chunk's arena: the input fields of
+// system_record.hpp packed [params | q0 | qd0][count] (doubles), and every result field at its own
+// offset, each aligned to kFieldAlignment bytes, so one copy moves a chunk's results.
+inline constexpr std::size_t kFieldAlignment = 256;
+
+inline std::size_t aligned(std::size_t bytes) {
+  return (bytes + kFieldAlignment - 1) / kFieldAlignment * kFieldAlignment;
+}
+
+// Bytes of the results of `count` systems, laid out as results_view lays them.
+inline std::size_t results_arena_bytes(const RecordShape& shape, int count) {
+  std::size_t bytes = 0;
+  BatchOutputView none;
+  for_each_result(
+      [&](const FieldInfo& f, auto* field) {
+        bytes += aligned(sizeof(*field) * static_cast<std::size_t>(shape(f.width)) *
+                         static_cast<std::size_t>(count));
+      },
+      none);
+  return bytes;
+}
+
+// The results of `count` systems in the arena at `base` (trajectory members left null).
+inline BatchOutputView results_view(std::byte* base, const RecordShape& shape, int count) {
+  BatchOutputView v;
+  v.count = count;
+  std::size_t offset = 0;
+  for_each_result(
+      [&](const FieldInfo& f, auto*& field) {
+        using Value = std::remove_reference_t<decltype(*field)>;
+        field = reinterpret_cast<Value*>(base + offset);
+        offset += aligned(sizeof(Value) * static_cast<std::size_t>(shape(f.width)) *
+                          static_cast<std::size_t>(count));
+      },
+      v);
+  return v;
+}
 
 // Device (or pinned host) storage for up to `capacity` systems of one chunk.
 template <template <class> class Buffer>
 struct ChunkArrays {
-  Buffer<double> inputs;        // [params | q0 | qd0][count]
-  Buffer<double> reals;         // [t | q | qd | residual_max | force | inconsistency]
-  Buffer<std::int32_t> status;  // [count]
-  Buffer<std::int32_t> slot;    // [count], chunk-local trajectory slot or -1
-  Buffer<std::int64_t> counts;  // [steps | rejected][count]
-  Buffer<double> traj_q, traj_qd, traj_residual, traj_force;  // [slot][sample][width]
+  Buffer<double> inputs;      // [params | q0 | qd0][count]
+  Buffer<std::byte> results;  // every result field (results_view)
+  Buffer<std::int32_t> slot;  // [count], chunk-local trajectory slot or -1
+#define UKES_TRAJECTORY_BUFFER(name, width, text) Buffer<double> traj_##name;
+  UKES_TRAJECTORY_FIELDS(UKES_TRAJECTORY_BUFFER)  // [slot][sample][width]
+#undef UKES_TRAJECTORY_BUFFER
 
-  // Room for `capacity` systems of widths w, and `slots` trajectories of `samples` samples.
-  void reserve(const ModelWidths& w, int capacity, int slots, int samples) {
+  // Room for `capacity` systems of shape w, and `slots` trajectories of `samples` samples.
+  void reserve(const RecordShape& w, int capacity, int slots, int samples) {
     const auto c = static_cast<std::size_t>(capacity);
-    grow(inputs, c * w.inputs());
-    grow(reals, c * w.real_outputs());
-    grow(status, c);
+    grow(inputs, c * input_bytes_per_system(w) / sizeof(double));
+    grow(results, results_arena_bytes(w, capacity));
     grow(slot, c);
-    grow(counts, 2 * c);
     const std::size_t per_slot = static_cast<std::size_t>(slots) * samples;
-    grow(traj_q, per_slot * w.n);
-    grow(traj_qd, per_slot * w.n);
-    grow(traj_residual, per_slot * w.residual_slots);
-    grow(traj_force, per_slot * w.n);
+    for_each_trajectory(
+        [&](const FieldInfo& f, auto& buffer) { grow(buffer, per_slot * w(f.width)); }, *this);
   }
 
   // Views of a chunk of `count` systems packed at the start of the buffers.
-  BatchInputView input_view(const ModelWidths& w, int count) const {
-    const double* base = inputs.data();
-    const auto c = static_cast<std::size_t>(count);
-    return {count, base, base + c * w.params, base + c * (w.params + w.n)};
-  }
-  BatchOutputView output_view(const ModelWidths& w, int count) const {
-    const auto c = static_cast<std::size_t>(count);
-    double* r = reals.data();
-    BatchOutputView v;
+  BatchInputView input_view(const RecordShape& w, int count) const {
+    BatchInputView v;
     v.count = count;
-    v.status = status.data();
-    v.t = r;
-    v.q = r + c;
-    v.qd = r + c * (1 + w.n);
-    v.residual_max = r + c * (1 + 2 * w.n);
-    v.force_max = r + c * (1 + 2 * w.n + w.residual_slots);
-    v.inconsistency_max = r + c * (2 + 2 * w.n + w.residual_slots);
-    v.steps = counts.data();
-    v.rejected = counts.data() + c;
+    const double* next = inputs.data();
+    for_each_input(
+        [&](const FieldInfo& f, const double*& field) {
+          field = next;
+          next += static_cast<std::size_t>(w(f.width)) * static_cast<std::size_t>(count);
+        },
+        v);
+    return v;
+  }
+  BatchOutputView output_view(const RecordShape& w, int count) const {
+    BatchOutputView v = results_view(results.data(), w, count);
     v.traj_slot = slot.data();
-    v.traj_q = traj_q.data();
-    v.traj_qd = traj_qd.data();
-    v.traj_residual = traj_residual.data();
-    v.traj_force = traj_force.data();
+    for_each_trajectory(
+        [](const FieldInfo&, double*& field, const auto& buffer) { field = buffer.data(); }, v,
+        *this);
     return v;
   }
 };
@@ -105,20 +125,13 @@ void copy_rows(T* dst, int total, int begin, const T* src, int count, int rows,
                static_cast<std::size_t>(rows), stream);
 }
 
-// Host-side gather/scatter between the caller's batch-strided arrays and a chunk's packed ones.
+// Host-side gather from the caller's batch-strided arrays into a chunk's packed ones.
 template <class T>
 void gather_rows(T* chunk, const T* batch, int total, int begin, int count, int rows) {
   for (int r = 0; r < rows; ++r)
     std::memcpy(chunk + static_cast<std::size_t>(r) * count,
                 batch + static_cast<std::size_t>(r) * total + begin, sizeof(T) * count);
 }
-template <class T>
-void scatter_rows(T* batch, int total, int begin, const T* chunk, int count, int rows) {
-  for (int r = 0; r < rows; ++r)
-    std::memcpy(batch + static_cast<std::size_t>(r) * total + begin,
-                chunk + static_cast<std::size_t>(r) * count, sizeof(T) * count);
-}
-
 // The per-system results the statistics read, kept on the device for the whole batch.
 template <class Api>
 struct ResidentSummaries {
@@ -126,7 +139,7 @@ struct ResidentSummaries {
   typename Api::template DeviceBuffer<double> q, qd, residual_max, force_max;
   typename Api::template DeviceBuffer<std::int64_t> steps;
 
-  void reserve(const ModelWidths& w, int total) {
+  void reserve(const RecordShape& w, int total) {
     const auto c = static_cast<std::size_t>(total);
     grow(status, c);
     grow(q, c * w.n);
@@ -135,11 +148,11 @@ struct ResidentSummaries {
     grow(force_max, c);
     grow(steps, c);
   }
-  static std::size_t bytes_per_system(const ModelWidths& w) {
+  static std::size_t bytes_per_system(const RecordShape& w) {
     return sizeof(std::int32_t) + sizeof(std::int64_t) +
            sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots + 1);
   }
-  void append(const ModelWidths& w, int total, int begin, const BatchOutputView& chunk,
+  void append(const RecordShape& w, int total, int begin, const BatchOutputView& chunk,
               typename Api::Stream& stream) {
     const int c = chunk.count;
     copy_rows<Api>(status.data(), total, begin, chunk.status, c, 1, stream);
@@ -150,7 +163,7 @@ struct ResidentSummaries {
     copy_rows<Api>(force_max.data(), total, begin, chunk.force_max, c, 1, stream);
     copy_rows<Api>(steps.data(), total, begin, chunk.steps, c, 1, stream);
   }
-  ThrustStatisticsInput view(const ModelWidths& w, int total) const {
+  ThrustStatisticsInput view(const RecordShape& w, int total) const {
     ThrustStatisticsInput v;
     v.count = total;
     v.n = w.n;

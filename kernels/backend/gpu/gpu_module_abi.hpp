@@ -19,7 +19,7 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 4;
+inline constexpr int kGpuModuleAbi = 5;
 
 struct GpuDeviceInfo {
   char name[256] = {};
@@ -50,10 +50,6 @@ struct GpuRunRequest {
   bool statistics = false;        // also compute ensemble statistics on the device
   std::size_t memory_budget = 0;  // device bytes the run may use; 0: 80% of what is free
   std::size_t pinned_budget = 0;  // page-locked host bytes it may pin; 0: kDefaultPinnedBudget
-  // Called on the calling thread once systems [begin, end) have all their results in `output`,
-  // while the device already works on later chunks.
-  void (*on_chunk)(void* user, int begin, int end) = nullptr;
-  void* user = nullptr;
 };
 
 struct GpuRunReport {

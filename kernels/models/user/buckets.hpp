@@ -56,4 +56,11 @@ bool dispatch_user_bucket(int capacity, F&& f) {
   return found;
 }
 
+// The one choice between a user model's bucket (user_bucket > 0) and a built-in model's type (by
+// name): calls f.template operator()<Model>() for it; false when there is none.
+template <class F>
+bool dispatch_model_type(int user_bucket, std::string_view name, F&& f) {
+  return user_bucket > 0 ? dispatch_user_bucket(user_bucket, f) : dispatch_model(name, f);
+}
+
 }  // namespace ukes

@@ -16,6 +16,19 @@
 
 namespace ukes::hdf5 {
 
+PendingFile stage_file(const std::string& path,
+                       const std::function<void(const std::string&)>& write) {
+  QuietHdf5 quiet;
+  PendingFile f = create_pending_file(path);
+  try {
+    write(f.temp_path());
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  sync_file(f.temp_path());
+  return f;
+}
+
 QuietHdf5::QuietHdf5() {
   H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

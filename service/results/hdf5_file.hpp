@@ -7,13 +7,20 @@
 #include <hdf5_hl.h>  // hdf5.h and the dimension-scale API (H5DS)
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "service/engine/engine.hpp"
+#include "service/results/atomic_file.hpp"
 
 namespace ukes::hdf5 {
+
+// Calls write(temporary path) with HDF5's error printing silenced and stages the file for `path`
+// (commit() makes it appear); an error names `path`, and nothing is left behind.
+PendingFile stage_file(const std::string& path,
+                       const std::function<void(const std::string&)>& write);
 
 // Silences HDF5's own error printing while we write (we report errors ourselves).
 class QuietHdf5 {

@@ -120,15 +120,7 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
 }  // namespace
 
 PendingFile stage_results_h5(const std::string& path, const RunSpec& spec, const RunOutcome& out) {
-  hdf5::QuietHdf5 quiet;
-  PendingFile f = create_pending_file(path);
-  try {
-    write_file(f.temp_path(), spec, out);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-  sync_file(f.temp_path());
-  return f;
+  return hdf5::stage_file(path, [&](const std::string& temp) { write_file(temp, spec, out); });
 }
 
 }  // namespace ukes

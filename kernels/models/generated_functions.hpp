@@ -1,0 +1,127 @@
+// A built-in model whose functions are generated from its definition file at build time
+// (kernels/models/definitions/generate_segments.cpp): the same code generator writes the kernel
+// NVRTC compiles for a user model (kernels/backend/cuda/jit/codegen.hpp), so the definition is
+// the one source of the model's mathematics and the built-in runs what the definition compiled
+// runs, with the built-in's metadata (name, defaults, coordinates, end time, gains) beside it.
+//
+// Generated code evaluates common subexpressions once (swarm: each pair's distance once, where the
+// C++ it replaced computed it twice: 2.4 times as fast on an H200); a header stays hand-written
+// where benchmarks/README.md ("Built-ins generated from their definitions") shows it as fast.
+//
+// The functions are those of UserModel (kernels/models/user/user_model.hpp) for a model compiled
+// for its sizes, as static functions of the model type, which a built-in model has
+// (kernels/models/model_concept.hpp): mass entries not stored stay those of the identity, other
+// outputs start at zero.
+#pragma once
+
+#include "kernels/expr/program.hpp"
+#include "kernels/models/model_concept.hpp"
+
+namespace ukes::models {
+
+template <class Segments>
+struct GeneratedFunctions {
+  static constexpr int kN = Segments::kShape.n;
+  static constexpr int kPositionRows = Segments::kShape.position_rows;
+  static constexpr int kVelocityRows = Segments::kShape.velocity_rows;
+  static constexpr bool kNonIdeal = Segments::kNonIdeal;
+  template <class T>
+  UKES_HD static void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) {
+    M = Mat<T, kN, kN>::identity();
+    const Parameters<T> slots(p);
+    Segments::Mass(expr::Inputs<T, T>{&q[0], nullptr, t, slots.values(), nullptr},
+                   MatrixStore<T>{M});
+  }
+
+  template <class T>
+  UKES_HD static void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
+                            Vec<T, kN>& Q) {
+    Q = Vec<T, kN>::zero();
+    const Parameters<T> slots(p);
+    Segments::Force(expr::Inputs<T, T>{&q[0], &qd[0], t, slots.values(), nullptr},
+                    ArrayStore<T>{&Q[0]});
+  }
+
+  template <class S, class T>
+  UKES_HD static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) {
+    const Parameters<T> slots(p);
+    Segments::PositionRows(expr::Inputs<S, T>{&q[0], nullptr, t, slots.values(), nullptr},
+                           ArrayStore<S>{phi});
+  }
+
+  template <class S, class T>
+  UKES_HD static void velocity_rows(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
+                                    S* psi) {
+    const Parameters<T> slots(p);
+    Segments::VelocityRows(expr::Inputs<S, T>{&q[0], &qd[0], t, slots.values(), nullptr},
+                           ArrayStore<S>{psi});
+  }
+
+  template <class T>
+  UKES_HD static void nonideal_force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
+                                     const Vec<T, kN>& Qc_ideal, Vec<T, kN>& C) {
+    C = Vec<T, kN>::zero();
+    const Parameters<T> slots(p);
+    Segments::NonIdealForce(expr::Inputs<T, T>{&q[0], &qd[0], t, slots.values(), &Qc_ideal[0]},
+                            ArrayStore<T>{&C[0]});
+  }
+
+  template <class T>
+  UKES_HD static void initial_state(const T* p, Vec<T, kN>& q, Vec<T, kN>& qd) {
+    q = Vec<T, kN>::zero();
+    qd = Vec<T, kN>::zero();
+    const Parameters<T> slots(p);
+    const expr::Inputs<T, T> in{nullptr, nullptr, T(0), slots.values(), nullptr};
+    Segments::InitialQ(in, ArrayStore<T>{&q[0]});
+    Segments::InitialQd(in, ArrayStore<T>{&qd[0]});
+  }
+
+ private:
+  // The program's parameter slots: the model's parameters, then what the program derives from
+  // them alone (kernels/expr/compiler.hpp). A user model's kernel derives those once per system,
+  // into slots its batch has; a built-in's systems hold their parameters alone, so they are
+  // derived here, by the same segment, at each call (as a hand-written header computes them).
+  template <class T>
+  struct Parameters {
+    static constexpr bool kDerived = Segments::kParamSlots > Segments::kShape.params;
+    const T* given;
+    T slots[kDerived ? Segments::kParamSlots : 1];
+
+    UKES_HD explicit Parameters(const T* p) : given(p) {
+      if constexpr (kDerived) {
+        for (int k = 0; k < Segments::kShape.params; ++k) slots[k] = p[k];
+        Segments::Derived(expr::Inputs<T, T>{nullptr, nullptr, T(0), slots, nullptr},
+                          ArrayStore<T>{slots});
+      }
+    }
+    Parameters(const Parameters&) = delete;
+    Parameters& operator=(const Parameters&) = delete;
+
+    // The model's parameters, then the derived ones. A function, not a pointer member: an object
+    // holding its own address is written to local memory (ellipse_particle's right-hand side
+    // alone had 64 B of stack for such stores, never read).
+    UKES_HD const T* values() const {
+      if constexpr (kDerived) {
+        return slots;
+      } else {
+        return given;
+      }
+    }
+  };
+
+  template <class S>
+  struct ArrayStore {
+    S* out;
+    UKES_HD void operator()(int k, const S& value) const { assign(out[k], value); }
+  };
+  // Mass entries arrive as k = i kMassStride + j (kernels/expr/program.hpp).
+  template <class T>
+  struct MatrixStore {
+    Mat<T, kN, kN>& M;
+    UKES_HD void operator()(int k, const T& value) const {
+      M(k / expr::kMassStride, k % expr::kMassStride) = value;
+    }
+  };
+};
+
+}  // namespace ukes::models

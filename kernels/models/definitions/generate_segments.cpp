@@ -22,11 +22,12 @@
 
 namespace {
 
-std::string read(const std::string& path) {
+// The file's text; "" for a file that does not exist unless `required`.
+std::string read(const std::string& path, bool required) {
   std::ifstream in(path);
+  if (!in && required) throw std::runtime_error("cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
-  if (!in) throw std::runtime_error("cannot read " + path);
   return text.str();
 }
 
@@ -40,13 +41,6 @@ ukes::UserModelProgram program_of(const ukes::UserModelDefinition& d) {
   program.instruction_count = static_cast<int>(d.program.code.size());
   program.constant_count = static_cast<int>(d.program.constants.size());
   return program;
-}
-
-std::string read_if_present(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string file_name(const std::string& path) {
@@ -63,7 +57,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const ukes::UserModelDefinition definition = ukes::parse_user_model_text(read(argv[1]));
+    const ukes::UserModelDefinition definition = ukes::parse_user_model_text(read(argv[1], true));
     // The file's name alone: the text is the same in every checkout.
     std::ostringstream out;
     out << "// Generated from client/examples/models/" << file_name(argv[1])
@@ -74,12 +68,12 @@ int main(int argc, char** argv) {
         << ukes::expr::generated_segments(program_of(definition), argv[2])
         << "\n}  // namespace ukes::models::generated\n";
     const std::string text = out.str();
-    if (read_if_present(argv[3]) != text) {
+    if (read(argv[3], false) != text) {
       std::ofstream file(argv[3]);
       file << text;
       if (!file.good()) throw std::runtime_error(std::string("cannot write ") + argv[3]);
     }
-    if (argc == 5 && read_if_present(argv[4]) != text) {
+    if (argc == 5 && read(argv[4], false) != text) {
       std::remove(argv[3]);  // so that the next build checks again
       std::cerr << argv[4] << " is not what " << file_name(argv[1])
                 << " generates: run cmake --build <build> --target ukes_update_model_segments\n";

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "service/engine/version.hpp"
 #include "service/results/atomic_file.hpp"
@@ -70,6 +72,15 @@ void print_statistics(const ModelInfo& m, const EnsembleStatistics& st) {
   print_row("steps", st.steps);
 }
 
+// A controlled run's effort, over the ok systems whose results are here (docs/CONTROL.md).
+void print_control_effort(const BatchResults& r) {
+  std::vector<double> effort;
+  for (int i = 0; i < r.count; ++i)
+    if (r.status[static_cast<std::size_t>(i)] == static_cast<int>(Status::kOk))
+      effort.push_back(r.control_effort_max[static_cast<std::size_t>(i)]);
+  if (!effort.empty()) print_row("control_effort_max", summarize(std::move(effort)));
+}
+
 }  // namespace
 
 std::int64_t total_steps(const BatchResults& results) {
@@ -85,6 +96,7 @@ void print_summary(const RunSpec& spec, const RunOutcome& out, std::int64_t step
   std::printf("elapsed %.3f s, %lld system-steps, %.4g system-steps per second\n", out.elapsed_s,
               static_cast<long long>(steps_total), rate);
   if (out.statistics.ok > 0) print_statistics(*spec.model, out.statistics);
+  if (out.statistics.ok > 0 && spec.settings.control.active) print_control_effort(out.results);
 }
 
 bool is_hdf5_path(const std::string& path) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's main job: builds ukes and ukes-server, starts a local server on a free loopback port,
-# and runs a Monte Carlo sweep of SCARA robots tracking a helix against it (randomized payload mass,
-# perturbed and assembled initial joint angles, Baumgarte stabilized): progress while it runs, then
-# a summary table (percentiles of the tracking error |phi| and of the constraint force) and the
-# result files in demo-out/. The sweep's size follows the server's backend (CPU: 4000 robots).
+# and runs a payload-uncertainty study against it (client/examples/scara_montecarlo.json,
+# docs/CONTROL.md): SCARA robots servoed along a helix by a controller that assumes the nominal
+# payload, each plant carrying its own; progress while it runs, then a summary table (percentiles
+# of the tracking errors |phi| and of the control effort), the result files and a figure of the
+# tracking-error band in demo-out/. The sweep's size follows the server's backend (CPU: 4000).
 # Usage: scripts/demo.sh [build-dir]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,5 +38,7 @@ if "$build/ukes" info --server "$server" --json | grep -q '"gpu"'; then count=10
 
 "$build/ukes" run client/examples/scara_montecarlo.json --server "$server" --count "$count" \
   --out demo-out/results.json --h5 demo-out/trajectories.h5
+/usr/bin/python3 scripts/plot_tracking.py demo-out/trajectories.h5 demo-out/tracking_error.png
 echo
-echo "Per-system results: demo-out/results.json; trajectories (HDF5): demo-out/trajectories.h5"
+echo "Per-system results: demo-out/results.json; trajectories (HDF5): demo-out/trajectories.h5;"
+echo "the tracking-error band: demo-out/tracking_error.png"

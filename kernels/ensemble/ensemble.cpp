@@ -40,6 +40,12 @@ RecordShape record_shape(const ModelInfo& m) {
   return {m.n, m.residual_slots(), static_cast<int>(m.params.size())};
 }
 
+RecordShape Batch::shape() const {
+  RecordShape s = record_shape(*model);
+  if (!control_params.empty()) s.control_params = s.params;
+  return s;
+}
+
 BatchInputView Batch::view() const {
   BatchInputView v;
   v.count = count;

@@ -21,6 +21,18 @@ enum class Precision { kFp64, kFp32 };
 // (kernels/backend/gpu/launch_policy.hpp).
 enum class GpuPath { kAuto, kFused, kWarp, kCusolver };
 
+// Constraint-following control (docs/CONTROL.md, kernels/uk/servo_control.hpp): which rows the
+// controller follows, through which coordinates, with which robust term. The controller's
+// parameters are per system (Batch::control_params).
+struct ControlOptions {
+  bool active = false;
+  std::uint64_t servo_rows = 0;                // bit r: row r is a servo row
+  std::uint64_t actuated = ~std::uint64_t{0};  // bit j: coordinate j actuated (full: all)
+  bool full_actuation = true;                  // B = I with the Gauss weighting
+  double gain = 0.0;                           // robust term; 0: none
+  double epsilon = 1e-3;
+};
+
 struct EnsembleSettings {
   Method method = Method::kDopri5;
   Precision precision = Precision::kFp64;
@@ -37,6 +49,7 @@ struct EnsembleSettings {
   double projection_tol = 0.0;     // <= 0: 1000 eps
   bool assemble = false;
   bool projection = false;
+  ControlOptions control;
   int samples = 2;  // K uniform sample times, t0 and t_end included
   int threads = 0;  // CPU threads; <= 0: all hardware threads
   GpuPath gpu_path = GpuPath::kAuto;
@@ -60,7 +73,7 @@ struct Batch {
   const ModelInfo* model = nullptr;
   int count = 0;
   // One vector per input field of system_record.hpp: params [param][count], q0 and qd0
-  // [coordinate][count].
+  // [coordinate][count]; control_params [param][count] in a controlled run, empty otherwise.
 #define UKES_INPUT_VECTOR(name, encoding, width, text) \
   std::vector<Storage<Encoding::encoding>> name;
   UKES_SYSTEM_INPUTS(UKES_INPUT_VECTOR)
@@ -68,7 +81,7 @@ struct Batch {
 
   // `count` systems at the model's default parameters and initial condition.
   static Batch defaults(const ModelInfo& m, int count);
-  RecordShape shape() const { return record_shape(*model); }
+  RecordShape shape() const;
   double& param(int k, int i) { return params[static_cast<std::size_t>(k) * count + i]; }
   double& q(int j, int i) { return q0[static_cast<std::size_t>(j) * count + i]; }
   double& qd(int j, int i) { return qd0[static_cast<std::size_t>(j) * count + i]; }

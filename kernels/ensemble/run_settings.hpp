@@ -5,7 +5,7 @@
 
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
-#include "kernels/uk/dynamics.hpp"
+#include "kernels/uk/servo_control.hpp"
 
 namespace ukes {
 
@@ -19,6 +19,7 @@ struct RunSettings {
   T atol = T(1e-9);
   std::int64_t max_steps = 1000000;  // trial steps (accepted + rejected)
   DynamicsSettings<T> dynamics;      // Baumgarte gains, rank tolerance
+  ControlSettings<T> control;        // constraint-following control (servo_control.hpp)
   bool assemble = false;             // project the initial condition onto the constraint set
   bool projection = false;           // project after every accepted step
   T projection_tol = T(0);           // <= 0: 1000 eps

@@ -12,6 +12,9 @@
 // inlines it once (it inlined it eleven times when the RK steps called it themselves), and
 // run<Method>() compiles one method's stage storage alone.
 //
+// A controlled run (s.control.active) evaluates the controller's model at every right-hand side
+// (kernels/uk/servo_control.hpp) with the system's controller parameters p_hat_.
+//
 // Invariant between steps: (t, x) is an accepted state and k = f(t, x). Statistics are maxima over
 // all accepted states, the initial one included, kept in the output arrays as they grow. Steps end
 // exactly on the K sample times, so results do not depend on which systems record trajectories.
@@ -39,6 +42,7 @@ class SystemKernel {
     Vec<T, kM> value;  // phi, psi
     Vec<T, kM> rate;   // phid
     Vec<T, kN> Qc;
+    Vec<T, kN> control;  // the control force B u of a controlled run; zero otherwise
     T inconsistency;
     T rhs_norm;
     T conditioning;
@@ -51,8 +55,8 @@ class SystemKernel {
   enum class Phase : int { kInitialEval, kStepProbe, kStep, kProjectedEval, kDone };
 
   static UKES_HD Observation observation_of(const DynamicsEval<Model, T>& e) {
-    return {e.form.value, e.form.rate,    e.Qc,     e.inconsistency,
-            e.rhs_norm,   e.conditioning, e.mass_ok};
+    return {e.form.value,    e.form.rate, e.Qc,           e.control,
+            e.inconsistency, e.rhs_norm,  e.conditioning, e.mass_ok};
   }
 
   // x' = (qd, qdd); NaN accelerations when M was not positive definite.
@@ -73,9 +77,10 @@ class SystemKernel {
     }
   }
 
-  // kMayProject false: s.projection is false, and the step projection's code and arrays drop out
-  // of the instantiation (the fused kernels for runs without it, kernels/backend/device/).
-  template <Method kMethod, bool kMayProject = true>
+  // kGeneral false: s.projection and s.control.active are false, and the step projection's and
+  // the controller's code and arrays drop out of the instantiation (the fused kernels for the
+  // runs without either, kernels/backend/device/).
+  template <Method kMethod, bool kGeneral = true>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     SystemKernel sys;
@@ -84,12 +89,24 @@ class SystemKernel {
       const State& y = sys.request_state();
       Vec<T, kN> q, qd;
       split(y, q, qd);
-      const DynamicsEval<Model, T> e =
-          evaluate_dynamics<Model, T>(sys.model_, q, qd, sys.t_req_, sys.p_, s.dynamics);
+      const DynamicsEval<Model, T> e = sys.template evaluate<kGeneral>(s, q, qd);
       State dx;
       derivative_of(y, e, dx);
-      sys.template take<kMethod, kMayProject>(s, out, dx, observation_of(e));
+      sys.template take<kMethod, kGeneral>(s, out, dx, observation_of(e));
     }
+  }
+
+  // f at (request_time(), q, qd): the plant under its controller in a controlled run.
+  template <bool kGeneral = true>
+  UKES_HD DynamicsEval<Model, T> evaluate(const RunSettings<T>& s, const Vec<T, kN>& q,
+                                          const Vec<T, kN>& qd) const {
+    if constexpr (kGeneral) {
+      if (s.control.active) {
+        return evaluate_controlled_dynamics<Model, T>(model_, q, qd, t_req_, p_, p_hat_, s.dynamics,
+                                                      s.control);
+      }
+    }
+    return evaluate_dynamics<Model, T>(model_, q, qd, t_req_, p_, s.dynamics);
   }
 
   // Loads system i, assembles it when asked to; then wants f(t0, x0).
@@ -111,6 +128,11 @@ class SystemKernel {
     // A bucket model's padding (parameters, coordinates past its own) reads as zero.
     for (int k = 0; k < kP; ++k) p_[k] = k < shape.params ? T(in.params[k * in.count + i]) : T(0);
     derive_parameters(model_, p_);
+    if (s.control.active) {
+      for (int k = 0; k < kP; ++k)
+        p_hat_[k] = k < shape.params ? T(in.control_params[k * in.count + i]) : T(0);
+      derive_parameters(model_, p_hat_);
+    }
     Vec<T, kN> q, qd;
     for (int j = 0; j < kN; ++j) {
       q[j] = j < shape.n ? T(in.q0[j * in.count + i]) : T(0);
@@ -392,6 +414,7 @@ class SystemKernel {
     const int c = out.count, slots = model_shape(model_).residual_slots();
     for (int r = 0; r < slots; ++r) out.residual_max[r * c + i_] = 0.0;
     out.force_max[i_] = 0.0;
+    out.control_effort_max[i_] = 0.0;
     out.inconsistency_max[i_] = 0.0;
   }
 
@@ -417,6 +440,7 @@ class SystemKernel {
       rmax[(mp + r) * c] = max_of(rmax[(mp + r) * c], double(abs(e.value[r])));
     }
     out.force_max[i_] = max_of(out.force_max[i_], double(norm2(e.Qc)));
+    out.control_effort_max[i_] = max_of(out.control_effort_max[i_], double(norm2(e.control)));
     out.inconsistency_max[i_] = max_of(out.inconsistency_max[i_], double(e.inconsistency));
     const T inconsistency_tol =
         s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
@@ -433,6 +457,7 @@ class SystemKernel {
       out.traj_q[base * n + j] = double(x_[j]);
       out.traj_qd[base * n + j] = double(x_[kN + j]);
       out.traj_force[base * n + j] = double(e.Qc[j]);
+      out.traj_control[base * n + j] = double(e.control[j]);
     }
     for (int r = 0; r < mp; ++r) {
       out.traj_residual[base * slots + r] = double(e.value[r]);
@@ -464,6 +489,7 @@ class SystemKernel {
           out.traj_q[base * n + j] = NAN;
           out.traj_qd[base * n + j] = NAN;
           out.traj_force[base * n + j] = NAN;
+          out.traj_control[base * n + j] = NAN;
         }
         for (int r = 0; r < slots; ++r) out.traj_residual[base * slots + r] = NAN;
       }
@@ -472,6 +498,7 @@ class SystemKernel {
 
   Model model_;
   T p_[kP > 0 ? kP : 1];
+  T p_hat_[kP > 0 ? kP : 1];  // the controller's parameters (a controlled run)
   int i_;
   int slot_;
   Phase phase_;

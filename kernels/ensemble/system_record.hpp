@@ -24,6 +24,7 @@ enum class Width : int {
   kCoordinates,    // one per coordinate (n)
   kResidualSlots,  // one per residual slot: |phi| rows, |phid| rows, |psi| rows (2 mp + mv)
   kParams,         // one per model parameter
+  kControlParams,  // one per model parameter in a controlled run, none otherwise
 };
 
 // The widths of one model's record.
@@ -31,6 +32,7 @@ struct RecordShape {
   int n = 0;
   int residual_slots = 0;
   int params = 0;
+  int control_params = 0;  // params in a controlled run, else 0
   constexpr int operator()(Width w) const {
     switch (w) {
       case Width::kOne:
@@ -41,6 +43,8 @@ struct RecordShape {
         return residual_slots;
       case Width::kParams:
         return params;
+      case Width::kControlParams:
+        return control_params;
     }
     return 0;
   }
@@ -78,6 +82,8 @@ using Storage = typename StorageOf<E>::type;
     "max over accepted states of |phi| (position rows), |phid| (position rows), |psi| "         \
     "(velocity rows)")                                                                          \
   X(force_max, kReal, kOne, "max over accepted states of the total constraint force's 2-norm")   \
+  X(control_effort_max, kReal, kOne,                                                            \
+    "max over accepted states of the control force's 2-norm (0 without control)")               \
   X(inconsistency_max, kReal, kOne, "max over accepted states of |A qdd - b|")                  \
   X(steps, kCount, kOne, "accepted steps")                                                      \
   X(rejected, kCount, kOne, "rejected trial steps")
@@ -86,7 +92,9 @@ using Storage = typename StorageOf<E>::type;
 #define UKES_SYSTEM_INPUTS(X)                                                                    \
   X(params, kReal, kParams, "parameter values, in the model's order")                          \
   X(q0, kReal, kCoordinates, "initial coordinates as specified (before any assembly)")          \
-  X(qd0, kReal, kCoordinates, "initial velocities as specified (before any assembly)")
+  X(qd0, kReal, kCoordinates, "initial velocities as specified (before any assembly)")          \
+  X(control_params, kReal, kControlParams,                                                      \
+    "the controller's parameter values, in the model's order (a controlled run)")
 
 // X(name, width, description): per recorded system and sample, stored [slot][sample][component]
 // in the view member traj_<name>.
@@ -95,7 +103,8 @@ using Storage = typename StorageOf<E>::type;
   X(qd, kCoordinates, "velocities")                                                             \
   X(residual, kResidualSlots,                                                                   \
     "signed constraint residuals phi, phid (position rows), psi (velocity rows)")               \
-  X(force, kCoordinates, "total constraint force Qc")
+  X(force, kCoordinates, "total constraint force Qc")                                           \
+  X(control, kCoordinates, "control force B u (a controlled run)")
 // clang-format on
 
 // A field's description, for the loops over a table.
@@ -105,6 +114,12 @@ struct FieldInfo {
   Width width;
   const char* description;
 };
+
+// Whether a run of record shape `shape` has field f: the controller's parameters only in a
+// controlled run (the writers leave the field out elsewhere).
+constexpr bool field_present(const FieldInfo& f, const RecordShape& shape) {
+  return f.width != Width::kControlParams || shape.control_params > 0;
+}
 
 // Calls f(info, views.name...) for every result field: the same member of each view (pointers
 // or vectors), in table order.
@@ -130,6 +145,13 @@ void for_each_trajectory(F&& f, Views&&... views) {
   UKES_TRAJECTORY_FIELDS(UKES_VISIT_TRAJECTORY)
 #undef UKES_VISIT_TRAJECTORY
 }
+
+// The trajectory fields' names, in table order.
+inline constexpr const char* kTrajectoryNames[] = {
+#define UKES_TRAJECTORY_NAME(name, width, text) #name,
+    UKES_TRAJECTORY_FIELDS(UKES_TRAJECTORY_NAME)
+#undef UKES_TRAJECTORY_NAME
+};
 
 // Bytes of one system's results (or inputs) in a model of shape `shape`.
 constexpr std::size_t result_bytes_per_system(const RecordShape& shape) {

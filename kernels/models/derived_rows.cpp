@@ -50,7 +50,9 @@ DerivedRows derived_rows(const ModelInfo& model, const std::vector<double>& q,
       p.size() != model.params.size())
     throw std::invalid_argument("derived_rows: sizes do not match the model");
   DerivedRows d;
-  const BatchInputView in{1, nullptr, nullptr, nullptr, program_of(model)};
+  BatchInputView in;
+  in.count = 1;
+  in.program = program_of(model);
   const auto run = [&]<class M>() { d = derive(model_for<M>(in), model, q, qd, t, p); };
   const bool found = dispatch_model_of(model, run);
   if (!found) throw std::invalid_argument("unknown model: " + model.name);

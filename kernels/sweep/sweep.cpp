@@ -27,6 +27,8 @@ const char* target_kind_name(SweepTarget::Kind k) {
       return "q0";
     case SweepTarget::Kind::kQd0:
       return "qd0";
+    case SweepTarget::Kind::kControlParam:
+      return "controller parameter";
   }
   return "target";
 }
@@ -57,9 +59,9 @@ void check_distribution(const SweepDimension& dim, std::size_t d) {
 
 void check_target(const SweepDimension& dim, std::size_t d, const ModelInfo& model) {
   const int index = dim.target.index;
-  const int size = dim.target.kind == SweepTarget::Kind::kParam
-                       ? static_cast<int>(model.params.size())
-                       : model.n;
+  const bool param = dim.target.kind == SweepTarget::Kind::kParam ||
+                     dim.target.kind == SweepTarget::Kind::kControlParam;
+  const int size = param ? static_cast<int>(model.params.size()) : model.n;
   if (index < 0 || index >= size)
     fail(dim, d,
          std::string(target_kind_name(dim.target.kind)) + " index " + std::to_string(index) +
@@ -79,6 +81,10 @@ void validate(const SweepSpec& spec, const Batch& batch, std::int64_t first) {
       batch.q0.size() < static_cast<std::size_t>(batch.model->n) * c ||
       batch.qd0.size() < static_cast<std::size_t>(batch.model->n) * c)
     throw std::invalid_argument("apply_sweep: the batch's buffers are smaller than its count");
+  for (const SweepDimension& dim : spec.dimensions)
+    if (dim.target.kind == SweepTarget::Kind::kControlParam &&
+        batch.control_params.size() < batch.model->params.size() * c)
+      throw std::invalid_argument("apply_sweep: " + dim.name + " needs a controlled batch");
   if (spec.sampler == Sampler::kSobol && spec.count > kSobolMaxCount)
     throw std::invalid_argument("the sobol sampler supports at most 2^32 systems");
   const auto max_dims = static_cast<std::size_t>(sampling::kSobolMaxDims);
@@ -107,6 +113,8 @@ double* target_column(Batch& batch, const SweepTarget& target) {
       return batch.q0.data() + offset;
     case SweepTarget::Kind::kQd0:
       return batch.qd0.data() + offset;
+    case SweepTarget::Kind::kControlParam:
+      return batch.control_params.data() + offset;
   }
   return nullptr;
 }

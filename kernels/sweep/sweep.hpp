@@ -22,9 +22,10 @@ struct Distribution {
   std::vector<double> values;  // kValues
 };
 
-// What a sweep dimension sets: params.NAME, q0[i] or qd0[i].
+// What a sweep dimension sets: params.NAME, q0[i], qd0[i] or control.params.NAME (the
+// controller's belief, Batch::control_params).
 struct SweepTarget {
-  enum class Kind { kParam, kQ0, kQd0 };
+  enum class Kind { kParam, kQ0, kQd0, kControlParam };
   Kind kind = Kind::kParam;
   int index = 0;  // parameter index or coordinate index
 };

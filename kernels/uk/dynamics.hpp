@@ -20,6 +20,8 @@ struct DynamicsEval {
   static constexpr int kN = Model::kN;
   Vec<T, kN> qdd;
   Vec<T, kN> Qc;  // total constraint force, ideal + non-ideal
+  // The control force of a controlled run (kernels/uk/servo_control.hpp); zero otherwise.
+  Vec<T, kN> control = Vec<T, kN>::zero();
   ConstraintForm<Model, T> form;
   T inconsistency = T(0);  // |A qdd - b_stab|
   T rhs_norm = T(0);       // |b_stab|, the scale the inconsistency is judged against

@@ -112,7 +112,7 @@ class SliceSizer {
 }  // namespace
 
 SliceCosts slice_costs(const RunSpec& spec) {
-  const RecordShape shape = record_shape(*spec.model);
+  const RecordShape shape = record_shape(spec);
   // BatchResults::allocate: the result fields and the trajectory slot.
   const auto results = static_cast<std::int64_t>(result_bytes_per_system(shape) + 4);
   SliceCosts costs;

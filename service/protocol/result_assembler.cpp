@@ -33,7 +33,8 @@ std::int64_t physical_memory_bytes() {
 // the batch's parameters and initial conditions with the defaults computed beside them, the
 // results of BatchResults::allocate, and trajectory ids ("all") in the spec and the header.
 std::int64_t bytes_per_system(const ModelInfo& m) {
-  const RecordShape shape = record_shape(m);
+  RecordShape shape = record_shape(m);
+  shape.control_params = shape.params;  // as if controlled: an upper estimate
   const auto inputs = static_cast<std::int64_t>(input_bytes_per_system(shape)) + 16 * m.n;
   const auto results = static_cast<std::int64_t>(result_bytes_per_system(shape)) + 4;  // + slot
   return inputs + results + 8;
@@ -200,9 +201,9 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
   Batch& b = spec.batch;
   const auto count = static_cast<std::size_t>(b.count);
   const double unknown = std::numeric_limits<double>::quiet_NaN();
-  b.params.assign(spec.model->params.size() * count, unknown);
-  b.q0.assign(static_cast<std::size_t>(spec.model->n) * count, unknown);
-  b.qd0.assign(b.q0.size(), unknown);
+  const RecordShape shape = record_shape(spec);
+  for_each_input([&](const FieldInfo& f, auto& v) { v.assign(shape(f.width) * count, unknown); },
+                 b);
   outcome_.results.allocate(spec.batch, spec.settings.samples, ids);
   outcome_.results.backend = h.backend();
   outcome_.backend = h.backend();
@@ -240,7 +241,8 @@ void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
 
 void ResultAssembler::on_trajectory(const v1::TrajectoryChunk& c) {
   BatchResults& r = outcome_.results;
-  const int n = r.n, slots = r.residual_slots, K = r.samples;
+  const int K = r.samples;
+  const RecordShape shape = r.shape();
   if (c.sample_begin() < 0 || c.sample_count() < 0 ||
       std::int64_t{c.sample_begin()} + c.sample_count() > K)
     throw std::runtime_error("trajectory samples outside 0.." + std::to_string(K - 1));
@@ -251,10 +253,9 @@ void ResultAssembler::on_trajectory(const v1::TrajectoryChunk& c) {
         !is_product(static_cast<std::size_t>(size), systems, len, static_cast<std::size_t>(width)))
       throw std::runtime_error(std::string("trajectory field ") + field + " has the wrong size");
   };
-  check(c.q_size(), n, "q");
-  check(c.qd_size(), n, "qd");
-  check(c.force_size(), n, "force");
-  check(c.residual_size(), slots, "residual");
+#define UKES_CHECK_TRAJECTORY(name, width, text) check(c.name##_size(), shape(Width::width), #name);
+  UKES_TRAJECTORY_FIELDS(UKES_CHECK_TRAJECTORY)
+#undef UKES_CHECK_TRAJECTORY
   for (std::size_t s = 0; s < systems; ++s) {
     const int id = c.system_ids(static_cast<int>(s));
     if (id < 0 || id >= r.count || r.traj_slot[id] < 0)
@@ -263,11 +264,11 @@ void ResultAssembler::on_trajectory(const v1::TrajectoryChunk& c) {
     const auto slot = static_cast<std::size_t>(r.traj_slot[id]);
     const auto dst = slot * K + static_cast<std::size_t>(c.sample_begin());
     const auto src = s * len;
-    if (c.q_size() > 0) copy_samples(c.q(), src * n, r.traj_q, dst * n, len * n);
-    if (c.qd_size() > 0) copy_samples(c.qd(), src * n, r.traj_qd, dst * n, len * n);
-    if (c.force_size() > 0) copy_samples(c.force(), src * n, r.traj_force, dst * n, len * n);
-    if (c.residual_size() > 0)
-      copy_samples(c.residual(), src * slots, r.traj_residual, dst * slots, len * slots);
+#define UKES_COPY_TRAJECTORY(name, width, text)                                          \
+  if (const auto w = static_cast<std::size_t>(shape(Width::width)); c.name##_size() > 0) \
+    copy_samples(c.name(), src* w, r.traj_##name, dst* w, len* w);
+    UKES_TRAJECTORY_FIELDS(UKES_COPY_TRAJECTORY)
+#undef UKES_COPY_TRAJECTORY
   }
 }
 

@@ -94,16 +94,21 @@ void append_samples(const std::vector<double>& src, int slot, int samples, int w
 
 std::vector<v1::TrajectoryChunk> trajectory_chunks(const BatchResults& part, std::int32_t first_id,
                                                    const OutputSpec& output, std::size_t budget) {
-  const int n = part.n, slots = part.residual_slots, K = part.samples;
-  const std::size_t width = (output.q ? n : 0) + (output.qd ? n : 0) + (output.force ? n : 0) +
-                            (output.residual ? slots : 0);
+  const int K = part.samples;
+  const RecordShape shape = part.shape();
+  std::size_t width = 0;
+  for_each_trajectory(
+      [&](const FieldInfo& f, const auto&) {
+        if (output.wants(f.name)) width += static_cast<std::size_t>(shape(f.width));
+      },
+      part);
   const std::size_t sample_bytes = std::max<std::size_t>(8, 8 * width);
   const auto fill = [&](v1::TrajectoryChunk& c, int slot, int k0, int k1) {
-    if (output.q) append_samples(part.traj_q, slot, K, n, k0, k1, c.mutable_q());
-    if (output.qd) append_samples(part.traj_qd, slot, K, n, k0, k1, c.mutable_qd());
-    if (output.force) append_samples(part.traj_force, slot, K, n, k0, k1, c.mutable_force());
-    if (output.residual)
-      append_samples(part.traj_residual, slot, K, slots, k0, k1, c.mutable_residual());
+#define UKES_APPEND_TRAJECTORY(name, width, text) \
+  if (output.wants(#name))                        \
+    append_samples(part.traj_##name, slot, K, shape(Width::width), k0, k1, c.mutable_##name());
+    UKES_TRAJECTORY_FIELDS(UKES_APPEND_TRAJECTORY)
+#undef UKES_APPEND_TRAJECTORY
   };
   std::vector<v1::TrajectoryChunk> chunks;
   const int recorded = static_cast<int>(part.traj_ids.size());

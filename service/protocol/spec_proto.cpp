@@ -35,6 +35,21 @@ json distribution_json(const v1::Distribution& d) {
   return json::object();  // the validator reports the missing distribution
 }
 
+json control_json(const v1::ControlSpec& c) {
+  json o = json::object();
+  if (c.rows_size() > 0) o["rows"] = std::vector<std::int32_t>(c.rows().begin(), c.rows().end());
+  if (!c.params().empty()) o["params"] = params_json(c.params());
+  if (c.actuation_size() > 0)
+    o["actuation"] = std::vector<std::string>(c.actuation().begin(), c.actuation().end());
+  if (c.has_robust()) {
+    json r = json::object();
+    if (c.robust().has_gain()) r["gain"] = c.robust().gain();
+    if (c.robust().has_epsilon()) r["epsilon"] = c.robust().epsilon();
+    o["robust"] = std::move(r);
+  }
+  return o;
+}
+
 }  // namespace
 
 json spec_json_from_proto(const v1::RunSpec& s) {
@@ -95,6 +110,7 @@ json spec_json_from_proto(const v1::RunSpec& s) {
     if (st.has_projection_tol()) o["projection_tol"] = st.projection_tol();
     j["stabilization"] = std::move(o);
   }
+  if (s.has_control()) j["control"] = control_json(s.control());
   if (s.has_precision()) j["precision"] = s.precision();
   if (s.has_device()) j["device"] = s.device();
   if (s.has_gpu_path()) j["gpu_path"] = s.gpu_path();

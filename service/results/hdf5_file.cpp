@@ -275,6 +275,7 @@ const Handle* NameScales::of(Width w) const {
     case Width::kResidualSlots:
       return &residual_row;
     case Width::kParams:
+    case Width::kControlParams:
       return &param;
   }
   return nullptr;

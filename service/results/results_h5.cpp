@@ -105,6 +105,7 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
 
   const RecordShape shape = b.shape();
   const auto write = [&](const FieldInfo& field, const auto& values) {
+    if (!field_present(field, shape)) return;
     write_field(f, field, values, shape(field.width), count, names, system);
   };
   for_each_result(write, r);

@@ -48,6 +48,33 @@ json summary_json(const Summary& s) {
           {"std", s.std},     {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99}};
 }
 
+namespace {
+
+// A controlled run's control section as it ran: servo rows, the controller's parameters,
+// actuation and robust term (docs/CONTROL.md).
+json control_json(const RunSpec& spec) {
+  const ModelInfo& m = *spec.model;
+  const ControlOptions& c = spec.settings.control;
+  json rows = json::array();
+  for (int r = 0; r < m.rows(); ++r)
+    if ((c.servo_rows >> r) & 1u) rows.push_back(r);
+  json params = json::object();
+  for (std::size_t k = 0; k < m.params.size(); ++k)
+    params[m.params[k].name] = spec.control_params[k];
+  json actuation = "full";
+  if (!c.full_actuation) {
+    actuation = json::array();
+    for (int j = 0; j < m.n; ++j)
+      if ((c.actuated >> j) & 1u) actuation.push_back(m.coordinates[static_cast<std::size_t>(j)]);
+  }
+  return {{"rows", rows},
+          {"params", params},
+          {"actuation", actuation},
+          {"robust", {{"gain", c.gain}, {"epsilon", c.epsilon}}}};
+}
+
+}  // namespace
+
 json results_header_json(const RunSpec& spec, const RunOutcome& out) {
   const ModelInfo& m = *spec.model;
   const EnsembleSettings& s = spec.settings;
@@ -70,6 +97,7 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
   json params = json::object();
   for (std::size_t k = 0; k < m.params.size(); ++k) params[m.params[k].name] = spec.params[k];
   h["params"] = params;
+  if (s.control.active) h["control"] = control_json(spec);
   const double inconsistency_tol =
       s.inconsistency_tol > 0
           ? s.inconsistency_tol

@@ -33,12 +33,7 @@ void write_trajectories(hid_t f, const RunSpec& spec, const BatchResults& r,
   const RecordShape shape = r.shape();
   for_each_trajectory(
       [&](const FieldInfo& field, const std::vector<double>& values) {
-        const std::string name = field.name;
-        const bool asked = name == "q"          ? o.q
-                           : name == "qd"       ? o.qd
-                           : name == "residual" ? o.residual
-                                                : o.force;
-        if (!asked) return;
+        if (!o.wants(field.name)) return;
         const auto width = static_cast<hsize_t>(shape(field.width));
         Handle d = hdf5::doubles(f, field.name, {n_out, k, width}, values.data());
         hdf5::attr_string(d.get(), "description", field.description);
@@ -57,6 +52,7 @@ void write_recorded_inputs(hid_t f, const RunSpec& spec, const BatchResults& r,
   const auto count = static_cast<std::size_t>(b.count);
   for_each_input(
       [&](const FieldInfo& field, const std::vector<double>& values) {
+        if (!field_present(field, shape)) return;
         const int width = shape(field.width);
         const std::vector<double> rows = recorded_rows(values, count, width, ids);
         Handle d = hdf5::doubles(f, field.name, {n_out, static_cast<hsize_t>(width)}, rows.data());

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/models/user/buckets.hpp"
+#include "kernels/uk/servo_control.hpp"
 #include "service/runspec/initial_state.hpp"
 #include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
@@ -57,9 +58,10 @@ const char* gpu_path_name(GpuPath p) {
 }
 
 std::int64_t trajectory_bytes(const ModelInfo& model, std::int64_t systems, std::int64_t samples) {
-  const long double width = 3.0L * model.n + model.residual_slots();
+  const auto per_sample =
+      static_cast<long double>(trajectory_bytes_per_sample(record_shape(model)));
   const long double bytes =
-      static_cast<long double>(systems) * static_cast<long double>(samples) * width * 8.0L;
+      static_cast<long double>(systems) * static_cast<long double>(samples) * per_sample;
   const auto cap = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
   return bytes >= cap ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(bytes);
 }
@@ -246,9 +248,10 @@ long long parse_index(std::string_view s, std::string_view prefix) {
 
 SweepTarget parse_target(const std::string& name, const std::string& path, const ModelInfo& m) {
   SweepTarget t;
-  if (name.rfind("params.", 0) == 0) {
-    t.kind = SweepTarget::Kind::kParam;
-    t.index = param_index(m, name.substr(7), path);
+  const bool controller = name.rfind("control.params.", 0) == 0;
+  if (controller || name.rfind("params.", 0) == 0) {
+    t.kind = controller ? SweepTarget::Kind::kControlParam : SweepTarget::Kind::kParam;
+    t.index = param_index(m, name.substr(controller ? 15 : 7), path);
     if (m.params[static_cast<std::size_t>(t.index)].structural)
       fail(path, "structural parameter (it fixes the model's dimensions) cannot be swept");
     return t;
@@ -267,7 +270,7 @@ SweepTarget parse_target(const std::string& name, const std::string& path, const
     t.index = static_cast<int>(i);
     return t;
   }
-  fail(path, "unknown sweep target: expected params.NAME, q0[i] or qd0[i]");
+  fail(path, "unknown sweep target: expected params.NAME, q0[i], qd0[i] or control.params.NAME");
 }
 
 Distribution parse_distribution(const json& j, const std::string& path) {
@@ -388,11 +391,11 @@ void parse_trajectories(const json& j, std::int64_t count, OutputSpec& out) {
   }
 }
 
-void parse_fields(const json& j, OutputSpec& out) {
+void parse_fields(const json& j, bool controlled, OutputSpec& out) {
   const std::string path = "output.fields";
   if (!j.is_array() || j.empty())
     fail(path, "must be a non-empty array of field names (q, qd, residual, force)");
-  out.q = out.qd = out.residual = out.force = false;
+  out.q = out.qd = out.residual = out.force = out.control = false;
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::string p = element(path, i);
     const std::string name = get_string(j[i], p);
@@ -400,8 +403,10 @@ void parse_fields(const json& j, OutputSpec& out) {
                  : name == "qd"       ? &out.qd
                  : name == "residual" ? &out.residual
                  : name == "force"    ? &out.force
+                 : name == "control"  ? &out.control
                                       : nullptr;
-    if (!flag) fail(p, "unknown field '" + name + "' (expected q, qd, residual or force)");
+    if (!flag) fail(p, "unknown field '" + name + "' (expected q, qd, residual, force or control)");
+    if (flag == &out.control && !controlled) fail(p, "the spec has no control section");
     if (*flag) fail(p, "duplicate field '" + name + "'");
     *flag = true;
   }
@@ -435,9 +440,7 @@ void slice_batch(const Batch& all, int first, int count, Batch& part) {
       std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(r * all.count + first), count,
                   dst.begin() + static_cast<std::ptrdiff_t>(r * count));
   };
-  take(all.params, part.params);
-  take(all.q0, part.q0);
-  take(all.qd0, part.qd0);
+  for_each_input([&](const FieldInfo&, const auto& src, auto& dst) { take(src, dst); }, all, part);
 }
 
 // A user model the spec defines inline or names by id; null for a catalogue model.
@@ -582,6 +585,93 @@ void parse_stabilization(const json& st, EnsembleSettings& s) {
   if (s.beta < 0) fail("stabilization.beta", "Baumgarte gain must be >= 0");
 }
 
+// "control.rows": "all" or a list of distinct row indices (position rows first).
+std::uint64_t parse_servo_rows(const json& j, int rows) {
+  const std::uint64_t all =
+      rows == kMaxControlRows ? ~std::uint64_t{0} : (std::uint64_t{1} << rows) - 1;
+  if (j.is_string() && j.get<std::string>() == "all") return all;
+  if (!j.is_array() || j.empty())
+    fail("control.rows", "expected \"all\" or a non-empty array of row indices 0.." +
+                             std::to_string(rows - 1) + ", got " + kind_of(j));
+  std::uint64_t mask = 0;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = element("control.rows", i);
+    const auto r = static_cast<int>(get_integer(j[i], p, 0, rows - 1));
+    if (has_bit(mask, r)) fail(p, "row " + std::to_string(r) + " is listed twice");
+    mask |= std::uint64_t{1} << r;
+  }
+  return mask;
+}
+
+// "control.actuation": "full" (B = I), or the names of the actuated coordinates.
+void parse_actuation(const json& j, const ModelInfo& m, ControlOptions& o) {
+  if (j.is_string() && j.get<std::string>() == "full") return;
+  if (!j.is_array() || j.empty())
+    fail("control.actuation", "expected \"full\" or a non-empty array of coordinate names (" +
+                                  join_names(m.coordinates) +
+                                  "); an actuation matrix of expressions is not supported");
+  o.full_actuation = false;
+  o.actuated = 0;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string p = element("control.actuation", i);
+    const std::string name = get_string(j[i], p);
+    const auto it = std::find(m.coordinates.begin(), m.coordinates.end(), name);
+    if (it == m.coordinates.end())
+      fail(p, "unknown coordinate of model " + m.name + " (" + join_names(m.coordinates) + ")");
+    const auto j_index = static_cast<int>(it - m.coordinates.begin());
+    if (has_bit(o.actuated, j_index)) fail(p, "coordinate listed twice");
+    o.actuated |= std::uint64_t{1} << j_index;
+  }
+}
+
+// "control.robust": {gain >= 0, epsilon > 0}.
+void parse_robust(const json& j, ControlOptions& o) {
+  require_object(j, "control.robust");
+  check_keys(j, "control.robust", {"gain", "epsilon"});
+  if (const json* v = find(j, "gain")) o.gain = get_number(*v, "control.robust.gain");
+  if (const json* v = find(j, "epsilon")) o.epsilon = get_number(*v, "control.robust.epsilon");
+  if (!(o.gain >= 0)) fail("control.robust.gain", "must be >= 0, got " + number_text(o.gain));
+  if (!(o.epsilon > 0))
+    fail("control.robust.epsilon", "must be > 0, got " + number_text(o.epsilon));
+}
+
+// "control": constraint-following control by a controller with its own model (docs/CONTROL.md).
+// The controller's parameters are the model's defaults with control.params applied.
+void parse_control(const json& c, RunSpec& rs) {
+  const ModelInfo& m = *rs.model;
+  require_object(c, "control");
+  check_keys(c, "control", {"rows", "params", "actuation", "robust"});
+  const int rows = m.rows();
+  if (rows == 0) fail("control", "model " + m.name + " has no constraint rows to follow");
+  if (rows > kMaxControlRows || m.n > kMaxControlRows)
+    fail("control", "control takes models of at most " + std::to_string(kMaxControlRows) +
+                        " coordinates and rows");
+  ControlOptions& o = rs.settings.control;
+  o.active = true;
+  o.servo_rows = parse_servo_rows(find(c, "rows") ? *find(c, "rows") : json("all"), rows);
+  rs.control_params = m.default_params();
+  if (const json* p = find(c, "params")) parse_params(*p, "control.params", m, rs.control_params);
+  if (const json* a = find(c, "actuation")) parse_actuation(*a, m, o);
+  if (const json* r = find(c, "robust")) parse_robust(*r, o);
+}
+
+// A sweep of the controller's parameters needs a controller.
+void check_control_targets(const RunSpec& rs) {
+  if (!rs.sweep || rs.settings.control.active) return;
+  for (const SweepDimension& dim : rs.sweep->dimensions)
+    if (dim.target.kind == SweepTarget::Kind::kControlParam)
+      fail(member("sweep.vary", dim.name), "the spec has no control section");
+}
+
+// Every system's controller parameters: the spec's (before any sweep of them).
+void fill_control_params(const RunSpec& rs, Batch& b) {
+  if (!rs.settings.control.active) return;
+  b.control_params.resize(rs.control_params.size() * static_cast<std::size_t>(b.count));
+  for (std::size_t k = 0; k < rs.control_params.size(); ++k)
+    std::fill_n(b.control_params.begin() + static_cast<std::ptrdiff_t>(k * b.count), b.count,
+                rs.control_params[k]);
+}
+
 // "device", and the backend the run gets here (rs.device_resolved) with the reason an `auto` run
 // would take the CPU: no usable GPU, or a user model too large for the GPU module's code.
 void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
@@ -613,12 +703,14 @@ GpuPath parse_gpu_path(const json& j, const RunSpec& rs) {
                                          {"cusolver", GpuPath::kCusolver}});
   if (rs.user_model && path != GpuPath::kAuto && path != GpuPath::kFused)
     fail("gpu_path", "user models run on the fused GPU path: give auto or fused");
+  if (rs.settings.control.active && path != GpuPath::kAuto && path != GpuPath::kFused)
+    fail("gpu_path", "controlled runs take the fused GPU path: give auto or fused");
   return path;
 }
 
 // "output" (null when the spec has none) into `out`, but for the samples: returned as given, for
 // the limits to judge before they are narrowed into out.samples.
-std::int64_t parse_output(const json* o, std::int64_t count, OutputSpec& out) {
+std::int64_t parse_output(const json* o, std::int64_t count, bool controlled, OutputSpec& out) {
   std::int64_t samples = out.samples;
   if (!o) return samples;
   require_object(*o, "output");
@@ -626,7 +718,7 @@ std::int64_t parse_output(const json* o, std::int64_t count, OutputSpec& out) {
   if (const json* v = find(*o, "samples"))
     samples = get_integer(*v, "output.samples", 2, std::numeric_limits<std::int64_t>::max());
   if (const json* v = find(*o, "trajectories")) parse_trajectories(*v, count, out);
-  if (const json* v = find(*o, "fields")) parse_fields(*v, out);
+  if (const json* v = find(*o, "fields")) parse_fields(*v, controlled, out);
   return samples;
 }
 
@@ -684,6 +776,7 @@ void build_batch(const SpecSystems& systems, const ParseOptions& options, RunSpe
   rs.batch.count = static_cast<int>(systems.count);
   if (rs.explicit_systems) {
     build_explicit_batch(systems.explicit_systems, rs.batch);
+    fill_control_params(rs, rs.batch);
   } else if (options.build_batch) {
     rs.batch = batch_slice(rs, 0, rs.batch.count);
   }
@@ -695,7 +788,7 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
   check_keys(spec, "",
              {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "precision", "device", "gpu_path", "output"});
+              "stabilization", "control", "precision", "device", "gpu_path", "output"});
   RunSpec rs;
   parse_model(spec, options, rs);
   const ModelInfo& m = *rs.model;
@@ -708,13 +801,21 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (const json* a = find(spec, "assemble")) s.assemble = get_bool(*a, "assemble");
   parse_integrator(find(spec, "integrator"), s);
   if (const json* st = find(spec, "stabilization")) parse_stabilization(*st, s);
+  if (const json* c = find(spec, "control")) parse_control(*c, rs);
+  if (s.control.active && s.projection)
+    fail("stabilization.projection",
+         "a controlled run cannot project onto its rows: the projection would move the plant "
+         "onto the servo path the controller is judged by (leave it false)");
+  check_control_targets(rs);
+  rs.output.control = s.control.active;
   if (const json* v = find(spec, "precision")) {
     s.precision = get_choice<Precision>(*v, "precision", "precision",
                                         {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});
   }
   parse_device(spec, options, rs);
   if (const json* v = find(spec, "gpu_path")) s.gpu_path = parse_gpu_path(*v, rs);
-  const std::int64_t samples = parse_output(find(spec, "output"), systems.count, rs.output);
+  const std::int64_t samples =
+      parse_output(find(spec, "output"), systems.count, s.control.active, rs.output);
 
   // The spec is valid; is it affordable?
   check_size_limits(options.limits, systems, samples);
@@ -724,6 +825,21 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
 
   build_batch(systems, options, rs);
   return rs;
+}
+
+RecordShape record_shape(const RunSpec& spec) {
+  RecordShape shape = record_shape(*spec.model);
+  if (spec.settings.control.active) shape.control_params = shape.params;
+  return shape;
+}
+
+bool OutputSpec::wants(std::string_view name) const {
+  return name == "q"          ? q
+         : name == "qd"       ? qd
+         : name == "residual" ? residual
+         : name == "force"    ? force
+         : name == "control"  ? control
+                              : false;
 }
 
 Batch batch_slice(const RunSpec& rs, std::int64_t first, int count) {
@@ -739,6 +855,7 @@ Batch batch_slice(const RunSpec& rs, std::int64_t first, int count) {
   for (std::size_t k = 0; k < m->params.size(); ++k)
     for (int i = 0; i < count; ++i) b.param(static_cast<int>(k), i) = rs.params[k];
   default_initial_states(b, b.q0, b.qd0);
+  fill_control_params(rs, b);
   if (rs.sweep) {
     try {
       apply_sweep(*rs.sweep, b, first);
@@ -759,6 +876,8 @@ Batch batch_slice(const RunSpec& rs, std::int64_t first, int count) {
         case SweepTarget::Kind::kQd0:
           qd_swept[j] = true;
           break;
+        case SweepTarget::Kind::kControlParam:
+          break;  // the controller's belief moves no initial state
       }
     }
     if (params_swept) {

@@ -26,11 +26,16 @@
 //                  max_steps = 1000000}
 //   stabilization  {alpha, beta = model's gains, projection = false; extras: inconsistency_tol,
 //                  projection_tol (> 0; left out: the engine's defaults)}
+//   control        {rows = "all" | [indices], params: {name: value} (the controller's model:
+//                  model defaults overridden), actuation = "full" | [coordinate names],
+//                  robust: {gain = 0, epsilon = 1e-3}} (docs/CONTROL.md); sweeps may target
+//                  control.params.NAME
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
 //   gpu_path       auto | fused | warp | cusolver: how the GPU integrates (auto: by system size)
 //   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
-//                  fields = [q, qd, residual, force] (any non-empty subset)}
+//                  fields = [q, qd, residual, force, control] (any non-empty subset; control
+//                  only in a controlled run, where it is in the default)}
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/backend/backend.hpp"
@@ -73,7 +79,8 @@ class LimitError : public SpecError {
 struct SpecLimits {
   std::int64_t max_systems = 10'000'000;  // never more than INT32_MAX
   std::int64_t max_samples = 1'000'000;   // K
-  // Bytes of trajectory buffers held in memory: N_out * K * (3 n + residual slots) * 8.
+  // Bytes of trajectory buffers held in memory: N_out * K * the trajectory fields' bytes per
+  // sample (kernels/ensemble/system_record.hpp: 4 n + residual slots doubles).
   std::int64_t max_trajectory_bytes = std::int64_t{4} << 30;
 };
 
@@ -100,6 +107,9 @@ struct OutputSpec {
   std::int64_t first = 0;                    // kFirst: N as written (may exceed the count)
   std::vector<std::int32_t> trajectory_ids;  // resolved ids of the recorded systems, in order
   bool q = true, qd = true, residual = true, force = true;  // fields
+  bool control = false;  // a controlled run's control force: asked, or by default in such a run
+  // Whether trajectory field `name` (system_record.hpp) is written.
+  bool wants(std::string_view name) const;
 };
 
 struct RunSpec {
@@ -116,6 +126,8 @@ struct RunSpec {
   std::string cpu_reason;
   OutputSpec output;
   std::vector<double> params;  // the model defaults with the spec's `params` applied
+  // A controlled run: the controller's parameters, the model defaults with control.params applied.
+  std::vector<double> control_params;
   std::optional<SweepSpec> sweep;
   bool explicit_systems = false;
 };
@@ -127,6 +139,10 @@ RunSpec parse_run_spec(const nlohmann::json& spec, const ParseOptions& options =
 // spec's explicit systems, or the shared parameters, the sweep's shard of samples and the model's
 // default initial states. O(count) work and memory whatever the batch's size.
 Batch batch_slice(const RunSpec& spec, std::int64_t first, int count);
+
+// The widths of the spec's per-system record: its model's, with the controller's parameters in a
+// controlled run.
+RecordShape record_shape(const RunSpec& spec);
 
 // Text of the methods and enums as they appear in specs.
 const char* method_name(Method m);

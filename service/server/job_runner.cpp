@@ -58,10 +58,8 @@ void publish_header(Job& job) {
   for (double t : sample_times(spec.settings)) h->add_sample_times(t);
   for (auto id : spec.output.trajectory_ids) h->add_trajectory_ids(id);
   const OutputSpec& o = spec.output;
-  const std::pair<bool, std::string> fields[] = {
-      {o.q, "q"}, {o.qd, "qd"}, {o.residual, "residual"}, {o.force, "force"}};
-  for (const auto& [on, name] : fields)
-    if (on) h->add_fields(name);
+  for (const std::string_view name : kTrajectoryNames)
+    if (o.wants(name)) h->add_fields(std::string(name));
   h->set_residual_slots(spec.model->residual_slots());
   h->set_system_summaries(job.system_summaries());
   h->set_threads(job.threads());

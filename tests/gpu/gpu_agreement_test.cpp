@@ -304,6 +304,58 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, GpuProjection, ::testing::ValuesIn(projectio
 
 // A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
 // reports every system exactly once, in order.
+// Controlled runs (kernels/uk/servo_control.hpp) take the general fused kernel: the plant's
+// parameters varied, the controller's left at the defaults, so that every system tracks with
+// its own error; the GPU matches the CPU as closely as an uncontrolled run.
+using ControlCase = std::tuple<std::string, Precision>;
+
+class GpuControl : public ::testing::TestWithParam<ControlCase> {};
+
+TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto& [name, precision] = GetParam();
+  const ModelInfo& m = *find_model(name);
+  const int count = 200;
+  Batch batch = varied_batch(m, count);
+  const std::vector<double> nominal = m.default_params();
+  batch.control_params.resize(nominal.size() * count);
+  for (std::size_t k = 0; k < nominal.size(); ++k)
+    for (int i = 0; i < count; ++i) batch.control_params[k * count + i] = nominal[k];
+  EnsembleSettings s = settings_for(m, Method::kRk4, precision);
+  s.control.active = true;
+  s.control.servo_rows = (std::uint64_t{1} << m.rows()) - 1;
+  s.control.gain = 1.0;
+  s.control.epsilon = 1.0;  // gain / epsilon, the term's stiffness at sigma = 0, well inside RK4's
+  s.gpu_path = GpuPath::kFused;
+  BatchResults cpu, gpu;
+  run_ensemble_cpu(batch, s, cpu);
+  run_ensemble_gpu(batch, s, gpu, {}, false);
+  double tol = tolerance(Method::kRk4, precision);
+  if (precision == Precision::kFp32) tol = std::max(tol, 4.0 * fp32_error(batch, s, cpu));
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
+    for (int j = 0; j < m.n; ++j)
+      EXPECT_PRED4(close, gpu.q_at(j, i), cpu.q_at(j, i), tol, 1.0) << "q" << j << " of " << i;
+    for (int r = 0; r < m.residual_slots(); ++r)
+      EXPECT_PRED4(close, gpu.residual_at(r, i), cpu.residual_at(r, i), tol, 1.0)
+          << "residual slot " << r << " of " << i;
+    EXPECT_PRED4(close, gpu.control_effort_max[i], cpu.control_effort_max[i], tol,
+                 cpu.control_effort_max[i])
+        << "control effort of " << i;
+    EXPECT_GT(cpu.control_effort_max[i], 0.0) << "system " << i;
+  }
+}
+
+std::string control_case_name(const ::testing::TestParamInfo<ControlCase>& info) {
+  const auto& [name, precision] = info.param;
+  return name + (precision == Precision::kFp64 ? "_fp64" : "_fp32");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuControl,
+                         ::testing::Combine(::testing::Values("scara", "slider_crank", "four_bar"),
+                                            ::testing::Values(Precision::kFp64, Precision::kFp32)),
+                         control_case_name);
+
 TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {
   SKIP_WITHOUT_GPU();
   const ModelInfo& m = *find_model("scara");

@@ -154,9 +154,9 @@ struct HostRun {
   int samples = 0;
   std::vector<double> params, q0, qd0;
   std::vector<std::int32_t> status, traj_slot;
-  std::vector<double> t, q, qd, residual_max, force_max, inconsistency_max;
+  std::vector<double> t, q, qd, residual_max, force_max, control_effort_max, inconsistency_max;
   std::vector<std::int64_t> steps, rejected;
-  std::vector<double> traj_q, traj_qd, traj_residual, traj_force;
+  std::vector<double> traj_q, traj_qd, traj_residual, traj_force, traj_control;
 
   explicit HostRun(int c) : count(c) {
     params.resize(std::size_t(P) * c);
@@ -179,6 +179,7 @@ struct HostRun {
     qd.assign(c * n, 0.0);
     residual_max.assign(c * R, 0.0);
     force_max.assign(c, 0.0);
+    control_effort_max.assign(c, 0.0);
     inconsistency_max.assign(c, 0.0);
     steps.assign(c, 0);
     rejected.assign(c, 0);
@@ -191,6 +192,7 @@ struct HostRun {
     traj_qd.assign(per * n, -999.0);
     traj_residual.assign(per * R, -999.0);
     traj_force.assign(per * n, -999.0);
+    traj_control.assign(per * n, -999.0);
     const BatchInputView in{count, params.data(), q0.data(), qd0.data()};
     BatchOutputView out;
     out.count = count;
@@ -200,6 +202,7 @@ struct HostRun {
     out.qd = qd.data();
     out.residual_max = residual_max.data();
     out.force_max = force_max.data();
+    out.control_effort_max = control_effort_max.data();
     out.inconsistency_max = inconsistency_max.data();
     out.steps = steps.data();
     out.rejected = rejected.data();
@@ -208,6 +211,7 @@ struct HostRun {
     out.traj_qd = traj_qd.data();
     out.traj_residual = traj_residual.data();
     out.traj_force = traj_force.data();
+    out.traj_control = traj_control.data();
     run_batch_cpu<Model, T>(in, s, out, threads);
   }
   double fq(int j, int i) const { return q[std::size_t(j) * count + i]; }

@@ -24,7 +24,7 @@ namespace {
 struct Variant {
   bool fp64;
   Method method;
-  bool project;
+  bool general;
 };
 
 // The committed row of the interpreted kernel with this bucket and variant: {registers, stack}.
@@ -32,7 +32,7 @@ std::vector<int> interpreted_row(int bucket, const Variant& v) {
   const std::string kernel =
       "void ukes::cuda::system_kernel<ukes::FusedSystem<ukes::UserModel<" + std::to_string(bucket) +
       ", ukes::InterpretedSegments>, " + (v.fp64 ? "double" : "float") + ", (ukes::Method)" +
-      std::to_string(static_cast<int>(v.method)) + ", " + (v.project ? "true" : "false") + "> >(";
+      std::to_string(static_cast<int>(v.method)) + ", " + (v.general ? "true" : "false") + "> >(";
   std::ifstream table(std::string(UKES_SOURCE_DIR) + "/benchmarks/kernel_resources.tsv");
   std::string line;
   while (std::getline(table, line)) {
@@ -56,7 +56,7 @@ TEST_P(NvrtcCompile, GeneratedKernelCompilesSmallerThanTheInterpreted) {
     spec.bucket = bucket;
     spec.fp64 = v.fp64;
     spec.method = v.method;
-    spec.project = v.project;
+    spec.general = v.general;
     spec.host_size = sizeof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
     spec.host_align = alignof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
     if (!v.fp64) {
@@ -75,7 +75,7 @@ TEST_P(NvrtcCompile, GeneratedKernelCompilesSmallerThanTheInterpreted) {
         "%s bucket %d %s %s%s: %d registers, %d B stack, %d/%d B spill stores/loads, "
         "compiled in %.1f s\n",
         GetParam().c_str(), bucket, v.fp64 ? "FP64" : "FP32",
-        v.method == Method::kRk4 ? "RK4" : "DOPRI5", v.project ? " projecting" : "", r.registers,
+        v.method == Method::kRk4 ? "RK4" : "DOPRI5", v.general ? " general" : "", r.registers,
         r.stack, r.spill_stores, r.spill_loads, kernel.compile_s);
     ASSERT_GT(r.registers, 0) << kernel.ptxas_report;
     const std::vector<int> interpreted = interpreted_row(bucket, v);

@@ -95,6 +95,42 @@ TEST(SpecProto, TypedSpecMeansWhatItsJsonMeans) {
   EXPECT_FALSE(typed.output.qd || typed.output.force);
 }
 
+TEST(SpecProto, TypedControlMeansWhatItsJsonMeans) {
+  v1::RunSpec s;
+  s.set_model("scara");
+  s.set_device("cpu");
+  v1::ControlSpec* c = s.mutable_control();
+  c->add_rows(0);
+  c->add_rows(1);
+  (*c->mutable_params())["m4"] = 0.7;
+  c->add_actuation("q1");
+  c->add_actuation("q2");
+  c->mutable_robust()->set_gain(3.0);
+  (*s.mutable_sweep()->mutable_vary())["control.params.m3"].mutable_values()->add_values(1.5);
+  s.mutable_sweep()->set_count(3);
+  const RunSpec typed = parse_run_spec(spec_json_from_proto(s));
+  const RunSpec text = parse_run_spec(parse_spec_text(R"({
+    "model": "scara", "device": "cpu",
+    "control": {"rows": [0, 1], "params": {"m4": 0.7}, "actuation": ["q1", "q2"],
+                "robust": {"gain": 3.0}},
+    "sweep": {"count": 3, "vary": {"control.params.m3": {"values": [1.5]}}}})"));
+  const ControlOptions& a = typed.settings.control;
+  const ControlOptions& b = text.settings.control;
+  EXPECT_TRUE(a.active && b.active);
+  EXPECT_EQ(a.servo_rows, 3u);
+  EXPECT_EQ(a.servo_rows, b.servo_rows);
+  EXPECT_EQ(a.actuated, 3u);
+  EXPECT_FALSE(a.full_actuation);
+  EXPECT_EQ(a.gain, 3.0);
+  EXPECT_EQ(a.epsilon, b.epsilon);
+  EXPECT_TRUE(same_bits(typed.batch.control_params, text.batch.control_params));
+  EXPECT_TRUE(same_bits(typed.batch.params, text.batch.params));
+  const std::size_t m3 = 2, m4 = 3;  // scara's parameter order
+  EXPECT_EQ(typed.batch.control_params[m3 * 3], 1.5);
+  EXPECT_EQ(typed.batch.control_params[m4 * 3], 0.7);
+  EXPECT_TRUE(typed.output.control);
+}
+
 TEST(SpecProto, UnsetFieldsTakeTheDefaults) {
   v1::RunSpec s;
   s.set_model("duffing");
@@ -149,9 +185,7 @@ Batch slice(const Batch& b, int begin, int end) {
       dst.insert(dst.end(), src.begin() + static_cast<std::ptrdiff_t>(r * b.count + begin),
                  src.begin() + static_cast<std::ptrdiff_t>(r * b.count + end));
   };
-  take(b.params, p.params);
-  take(b.q0, p.q0);
-  take(b.qd0, p.qd0);
+  for_each_input([&](const FieldInfo&, const auto& src, auto& dst) { take(src, dst); }, b, p);
   return p;
 }
 
@@ -219,6 +253,7 @@ RunOutcome expect_round_trip(const json& doc, std::size_t budget) {
   EXPECT_TRUE(same_bits(r.qd, w.qd));
   EXPECT_TRUE(same_bits(r.residual_max, w.residual_max));
   EXPECT_TRUE(same_bits(r.force_max, w.force_max));
+  EXPECT_TRUE(same_bits(r.control_effort_max, w.control_effort_max));
   EXPECT_TRUE(same_bits(r.inconsistency_max, w.inconsistency_max));
   EXPECT_EQ(r.steps, w.steps);
   EXPECT_EQ(r.rejected, w.rejected);
@@ -228,12 +263,14 @@ RunOutcome expect_round_trip(const json& doc, std::size_t budget) {
   EXPECT_TRUE(same_bits(inputs.params, spec.batch.params));
   EXPECT_TRUE(same_bits(inputs.q0, spec.batch.q0));
   EXPECT_TRUE(same_bits(inputs.qd0, spec.batch.qd0));
+  EXPECT_TRUE(same_bits(inputs.control_params, spec.batch.control_params));
   const OutputSpec& o = spec.output;
   // Fields that were not asked for do not travel.
   EXPECT_TRUE(!o.q || same_bits(r.traj_q, w.traj_q));
   EXPECT_TRUE(!o.qd || same_bits(r.traj_qd, w.traj_qd));
   EXPECT_TRUE(!o.residual || same_bits(r.traj_residual, w.traj_residual));
   EXPECT_TRUE(!o.force || same_bits(r.traj_force, w.traj_force));
+  EXPECT_TRUE(!o.control || same_bits(r.traj_control, w.traj_control));
   const EnsembleStatistics& s = a.outcome().statistics;
   EXPECT_EQ(s.count, whole.statistics.count);
   EXPECT_EQ(s.by_status, whole.statistics.by_status);
@@ -257,6 +294,16 @@ TEST(ResultChunks, SmallBudgetsSplitSystemsAndSamplesAndStillRoundTrip) {
   doc["output"]["fields"] = {"q", "qd", "residual", "force"};
   // 61 samples x (3 x 4 + 6) doubles = 8.8 kB per system: a 2 kB budget cuts each in five.
   expect_round_trip(doc, 2048);
+}
+
+TEST(ResultChunks, ControlledRunsRoundTripWithTheirControllerAndEffort) {
+  json doc = parse_spec_text(kScaraSweepJson);
+  doc["gpu_path"] = "auto";
+  doc["control"] = {{"params", {{"m4", 0.5}}}};
+  doc["output"]["fields"] = {"q", "residual", "control"};
+  const RunOutcome whole = expect_round_trip(doc, 2048);
+  EXPECT_GT(whole.results.control_effort_max[0], 0.0);
+  EXPECT_EQ(whole.results.traj_control.size(), whole.results.traj_q.size());
 }
 
 TEST(ResultChunks, FailedSystemsKeepTheirStatusAndNaNSamples) {

@@ -28,6 +28,8 @@ v1::RecordWidth proto_width(Width w) {
       return v1::RECORD_WIDTH_RESIDUAL_SLOTS;
     case Width::kParams:
       return v1::RECORD_WIDTH_PARAMS;
+    case Width::kControlParams:
+      return v1::RECORD_WIDTH_CONTROL_PARAMS;
   }
   return v1::RECORD_WIDTH_ONE;
 }
@@ -65,12 +67,15 @@ TEST(RecordTable, SystemSummariesHasEveryFieldOfTheTableAndNoOther) {
 }
 
 TEST(RecordTable, ByteSizesFollowTheTable) {
-  const RecordShape shape{4, 8, 19};  // scara
-  // status (4), t, q (4), qd (4), residual_max (8), force_max, inconsistency_max (doubles),
-  // steps, rejected (int64).
-  EXPECT_EQ(result_bytes_per_system(shape), 4u + 8u * (1 + 4 + 4 + 8 + 1 + 1) + 16u);
+  RecordShape shape{4, 8, 19};  // scara
+  // status (4), t, q (4), qd (4), residual_max (8), force_max, control_effort_max,
+  // inconsistency_max (doubles), steps, rejected (int64).
+  EXPECT_EQ(result_bytes_per_system(shape), 4u + 8u * (1 + 4 + 4 + 8 + 1 + 1 + 1) + 16u);
   EXPECT_EQ(input_bytes_per_system(shape), 8u * (19 + 4 + 4));
-  EXPECT_EQ(trajectory_bytes_per_sample(shape), 8u * (4 + 4 + 8 + 4));
+  // q, qd, residual, force, control.
+  EXPECT_EQ(trajectory_bytes_per_sample(shape), 8u * (4 + 4 + 8 + 4 + 4));
+  shape.control_params = shape.params;  // a controlled run: the controller's parameters too
+  EXPECT_EQ(input_bytes_per_system(shape), 8u * (19 + 4 + 4 + 19));
 }
 
 // Every field of every system survives summary_chunks and the assembler, whatever the chunk

@@ -585,8 +585,9 @@ TEST(RunSpecLimits, ViolatedLimitsAreReportedDistinctly) {
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "output": {"samples": 50}})", o), "");
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "output": {"samples": 51}})", o),
             "LIMIT output.samples");
-  // duffing: n = 2, 2 residual slots -> 8 doubles = 64 bytes per sample and system.
-  EXPECT_EQ(trajectory_bytes(*find_model("duffing"), 3, 50), 3 * 50 * 64);
+  // duffing: n = 2, 2 residual slots -> q, qd, force, control and residual: 10 doubles = 80 bytes
+  // per sample and system.
+  EXPECT_EQ(trajectory_bytes(*find_model("duffing"), 3, 50), 3 * 50 * 80);
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "sweep": {"count": 3},
                                "output": {"samples": 50, "trajectories": "all"}})",
                            o),

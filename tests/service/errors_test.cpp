@@ -313,7 +313,8 @@ TEST_F(LimitsTest, RequestsOverTheLimitsAreResourceExhausted) {
 }
 
 TEST_F(LimitsTest, RequestsAtTheLimitsRun) {
-  const std::string at_limits = duffing_sweep(1000, 500, R"("first:30")");
+  // 26 trajectories x 500 samples x 80 B (q, qd, force, control: 2 each; residual: 2) <= 1 MiB.
+  const std::string at_limits = duffing_sweep(1000, 500, R"("first:26")");
   expect_matches_in_process(simulate(*stub_, json_request(at_limits)), at_limits);
   expect_server_healthy(*server_, *stub_);
 }

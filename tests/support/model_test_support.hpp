@@ -168,7 +168,7 @@ struct OneSystemOutput {
   std::int32_t status = -1;
   double t = 0, q[Model::kN] = {}, qd[Model::kN] = {};
   double residual[kResidualSlots<Model> > 0 ? kResidualSlots<Model> : 1] = {};
-  double force = 0, inconsistency = 0;
+  double force = 0, control_effort = 0, inconsistency = 0;
   std::int64_t steps = 0, rejected = 0;
 
   BatchOutputView view() {
@@ -180,6 +180,7 @@ struct OneSystemOutput {
     out.qd = qd;
     out.residual_max = residual;
     out.force_max = &force;
+    out.control_effort_max = &control_effort;
     out.inconsistency_max = &inconsistency;
     out.steps = &steps;
     out.rejected = &rejected;

@@ -229,3 +229,29 @@ def test_a_built_spec_and_a_yaml_file_run_as_their_json(client, tmp_path):
     np.testing.assert_array_equal(from_yaml.params, from_builder.params)
     with pytest.raises(ValueError, match="exactly one of"):
         ukes.spec("duffing").vary("params.k1", uniform=(1, 2), normal=(1, 2))
+
+
+def test_controlled_run_carries_effort_controller_parameters_and_the_control_force(client,
+                                                                                   tmp_path):
+    spec = (ukes.spec("scara").control(params={"m4": 0.5}).assemble()
+            .sweep(6, seed=1).vary("params.m4", uniform=[0.3, 0.8])
+            .integrator(method="rk4", t_end=0.2, dt=1e-3)
+            .output(samples=5, trajectories="first:2"))
+    result = client.run(spec)
+    m4 = result.param_names.index("m4")
+    assert result.control_params.shape == (6, len(result.param_names))
+    np.testing.assert_array_equal(result.control_params[:, m4], 0.5)
+    assert np.ptp(result.params[:, m4]) > 0  # the plants differ, the controller does not
+    assert (result.control_effort_max > 0).all()
+    assert result.trajectory_fields["control"].shape == (2, 5, 4)
+    # The payload mismatch shows as tracking error on the servo rows.
+    assert (result.residual_max[:, 0] > 1e-9).all()
+
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    cli = run_cli(["run", str(spec_file), "--out", str(tmp_path / "r.h5")], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    assert "control_effort_max" in cli.stdout
+    binary = ukes.load(tmp_path / "r.h5")
+    for name in ("control_params", "control_effort_max", "residual_max", "q"):
+        np.testing.assert_array_equal(getattr(binary, name), getattr(result, name), err_msg=name)

@@ -69,7 +69,8 @@ def _load_json(path: Path) -> Result:
     count, param_names = len(records), list(doc.get("params", {}))
     systems = {}
     for field in FIELDS:
-        columns = field.columns(model.n, len(residual_names(model)), len(param_names))
+        columns = field.columns(model.n, len(residual_names(model)), len(param_names),
+                                "control" in doc)
         if records and field.name in records[0]:
             values = [_flat(r[field.name]) for r in records]
             systems[field.name] = np.asarray(values, dtype=field.dtype).reshape(
@@ -99,8 +100,14 @@ def _load_hdf5(path: Path) -> Result:
     contents = read_results(path)
     description = contents["run"]
     model = _model(description)
-    return _result(description, model, contents["param_names"], contents["systems"],
-                   contents["statistics"])
+    systems = contents["systems"]
+    count = len(systems["status"])
+    for field in FIELDS:  # a field the run has not (control_params outside a controlled run)
+        if field.name not in systems:
+            columns = field.columns(model.n, len(contents["residual_names"]),
+                                    len(contents["param_names"]), "control" in description)
+            systems[field.name] = field.empty(count, columns)
+    return _result(description, model, contents["param_names"], systems, contents["statistics"])
 
 
 def _add_trajectories(result: Result, h5: Path) -> None:

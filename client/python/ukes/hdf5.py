@@ -15,10 +15,11 @@ from ukes.record import STATUS_NAMES
 if TYPE_CHECKING:
     from ukes.result import Result
 
-FIELDS = ("q", "qd", "residual", "force")
+FIELDS = ("q", "qd", "residual", "force", "control")
 DESCRIPTIONS = {
     "residual": "signed constraint residuals phi, phid (position rows), psi (velocity rows)",
     "force": "total constraint force Qc",
+    "control": "control force B u (a controlled run)",
 }
 
 

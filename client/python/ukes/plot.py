@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ukes.result import Result
 
 MAX_LEGEND = 10  # beyond this many lines a legend hides more than it tells
-COORDINATE_FIELDS = ("q", "qd", "force")  # the fields with one component per coordinate
+COORDINATE_FIELDS = ("q", "qd", "force", "control")  # one component per coordinate
 
 Names = Union[str, Sequence[str], None]
 Systems = Union[int, Sequence[int], None]

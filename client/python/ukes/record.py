@@ -23,12 +23,13 @@ class RecordField:
     is_status: bool
     dtype: type
 
-    def columns(self, n: int, residual_slots: int, params: int) -> int:
+    def columns(self, n: int, residual_slots: int, params: int, controlled: bool = False) -> int:
         """Values per system for a model of n coordinates, residual_slots slots and params
-        parameters."""
+        parameters; the controller's parameters only in a controlled run (docs/CONTROL.md)."""
         return {pb.RECORD_WIDTH_ONE: 1, pb.RECORD_WIDTH_COORDINATES: n,
                 pb.RECORD_WIDTH_RESIDUAL_SLOTS: residual_slots,
-                pb.RECORD_WIDTH_PARAMS: params}[self.width]
+                pb.RECORD_WIDTH_PARAMS: params,
+                pb.RECORD_WIDTH_CONTROL_PARAMS: params if controlled else 0}[self.width]
 
     def empty(self, count: int, columns: int) -> np.ndarray:
         """Room for `count` systems: NaN (reals), 0 (counts), "unspecified" (statuses); shape

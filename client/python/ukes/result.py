@@ -140,11 +140,13 @@ class ResultBuilder:
     def _start(self, h: pb.JobHeader) -> None:
         self.header = h
         n, count, slots = h.model.n, h.count, h.residual_slots
-        self.columns = {f.name: f.columns(n, slots, len(h.model.params)) for f in FIELDS}
+        controlled = "control" in json.loads(h.spec_json or "{}")
+        self.columns = {f.name: f.columns(n, slots, len(h.model.params), controlled)
+                        for f in FIELDS}
         self.systems = {f.name: f.empty(count, self.columns[f.name]) for f in FIELDS}
         self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}
         samples, recorded = len(h.sample_times), len(h.trajectory_ids)
-        widths = {"q": n, "qd": n, "force": n, "residual": slots}
+        widths = {"q": n, "qd": n, "force": n, "control": n, "residual": slots}
         self.traj = {f: np.full((recorded, samples, widths[f]), np.nan) for f in h.fields}
 
     def _summaries(self, s: pb.SystemSummaries) -> None:

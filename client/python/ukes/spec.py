@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 DISTRIBUTIONS = ("uniform", "normal", "lognormal", "values")
 
@@ -44,7 +44,8 @@ class SpecBuilder(dict):
         return self
 
     def vary(self, target: str, **distribution: Any) -> "SpecBuilder":
-        """Sweeps `target` ("params.NAME", "q0[i]", "qd0[i]") with one distribution given by
+        """Sweeps `target` ("params.NAME", "q0[i]", "qd0[i]", "control.params.NAME") with one
+        distribution given by
         keyword: uniform=(lo, hi), normal=(mean, sd), lognormal=(mu, sigma) or values=[...]."""
         if len(distribution) != 1 or next(iter(distribution)) not in DISTRIBUTIONS:
             raise ValueError(f"vary({target!r}): give exactly one of {', '.join(DISTRIBUTIONS)}")
@@ -70,6 +71,23 @@ class SpecBuilder(dict):
     def output(self, **settings: Any) -> "SpecBuilder":
         """`output` settings: samples, trajectories ("none", "all", "first:N", [ids]), fields."""
         self.setdefault("output", {}).update(settings)
+        return self
+
+    def control(self, rows: Union[str, Sequence[int]] = "all",
+                params: Optional[Mapping[str, float]] = None,
+                actuation: Union[str, Sequence[str]] = "full", gain: float = 0.0,
+                epsilon: float = 1e-3) -> "SpecBuilder":
+        """Constraint-following control (docs/CONTROL.md): the servo rows ("all" or indices),
+        the controller's model (`params`: the model's defaults overridden), the actuation ("full"
+        or coordinate names) and the robust term's gain and epsilon (gain 0: none)."""
+        section: dict[str, Any] = {"rows": rows if isinstance(rows, str) else list(rows),
+                                   "actuation": actuation if isinstance(actuation, str)
+                                   else list(actuation)}
+        if params:
+            section["params"] = dict(params)
+        if gain:
+            section["robust"] = {"gain": gain, "epsilon": epsilon}
+        self["control"] = section
         return self
 
     def device(self, device: str, precision: str = "fp64") -> "SpecBuilder":

@@ -37,14 +37,14 @@ std::shared_ptr<const CompiledKernel> compiled_fused_kernel(const UserModelProgr
                                                             const CancelFlag* cancel,
                                                             std::string* why);
 
-// The spec of FusedSystem<UserModel<K>, T, method, project>, the kernel object the host passes.
+// The spec of FusedSystem<UserModel<K>, T, method, general>, the kernel object the host passes.
 template <class Kernel>
 struct FusedSpecOf;
-template <int kBucket, class T, Method kMethod, bool kProject>
-struct FusedSpecOf<FusedSystem<UserModel<kBucket>, T, kMethod, kProject>> {
+template <int kBucket, class T, Method kMethod, bool kGeneral>
+struct FusedSpecOf<FusedSystem<UserModel<kBucket>, T, kMethod, kGeneral>> {
   static jit::FusedKernelSpec get() {
-    using Kernel = FusedSystem<UserModel<kBucket>, T, kMethod, kProject>;
-    return {kBucket,        sizeof(T) == sizeof(double), kMethod, kProject, sizeof(Kernel),
+    using Kernel = FusedSystem<UserModel<kBucket>, T, kMethod, kGeneral>;
+    return {kBucket,        sizeof(T) == sizeof(double), kMethod, kGeneral, sizeof(Kernel),
             alignof(Kernel)};
   }
 };

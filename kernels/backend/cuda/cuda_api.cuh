@@ -92,7 +92,7 @@ struct CudaApi {
     cuda::check_launch("system_kernel");
   }
   // A user model's fused kernel compiled at run time (compiled_kernels.cuh), for the kernel
-  // object type Kernel = FusedSystem<UserModel<K>, T, method, projection>, whose bytes it takes.
+  // object type Kernel = FusedSystem<UserModel<K>, T, method, general>, whose bytes it takes.
   using CompiledKernel = cuda::CompiledKernel;
   template <class Kernel>
   static std::shared_ptr<const CompiledKernel> compile(const UserModelProgram& program,

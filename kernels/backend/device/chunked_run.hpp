@@ -67,7 +67,11 @@ class ChunkedRun {
     }
     total_ = request.input.count;
     const EnsembleSettings& s = *request.settings;
+    if (settings_.control.active) shape_.control_params = shape_.params;
     path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>);
+    // The controller's evaluation is the fused kernel's alone (the run spec refuses asking for
+    // another path with control).
+    if (settings_.control.active) path_ = GpuPath::kFused;
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
@@ -202,12 +206,16 @@ class ChunkedRun {
     ++report_.chunks;
   }
 
-  // The fused kernel of method kMethod; without the step projection's code and arrays when the
-  // run does not project (a smaller frame: benchmarks/perf_model/README.md, section 5).
+  // Whether the run needs the general fused kernel: with the step projection or control.
+  bool general() const { return settings_.projection || settings_.control.active; }
+
+  // The fused kernel of method kMethod; without the step projection's and the controller's code
+  // and arrays when the run needs neither (a smaller frame: benchmarks/perf_model/README.md,
+  // section 5).
   template <Method kMethod>
   void launch_fused(Stream& stream, int count, const BatchInputView& in,
                     const BatchOutputView& out) {
-    if (settings_.projection) {
+    if (general()) {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
     } else {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
@@ -225,17 +233,17 @@ class ChunkedRun {
   }
 
   // A user model's fused kernel compiled for it at run time (CompilesKernels, device_api.hpp),
-  // for this run's method and projection option; without one the bucket's interpreted kernel
+  // for this run's method and general() option; without one the bucket's interpreted kernel
   // runs. The report says which, and why.
   void compile_fused() {
     std::string why;
     const UserModelProgram& program = *req_.input.program;
     const CancelFlag* cancel = req_.settings->cancel;
     const auto compile = [&]<Method kMethod>() {
-      return settings_.projection ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(
-                                        program, cancel, &why)
-                                  : Api::template compile<FusedSystem<Model, T, kMethod, false>>(
-                                        program, cancel, &why);
+      return general() ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(program,
+                                                                                     cancel, &why)
+                       : Api::template compile<FusedSystem<Model, T, kMethod, false>>(program,
+                                                                                      cancel, &why);
     };
     compiled_ = settings_.method == Method::kRk4 ? compile.template operator()<Method::kRk4>()
                                                  : compile.template operator()<Method::kDopri5>();

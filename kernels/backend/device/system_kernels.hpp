@@ -3,8 +3,8 @@
 //
 // FusedSystem, the fused path: one thread integrates one system from t0 to t_end with the CPU
 // backend's code and numbers (SystemKernel::run), one kernel per method, so that each holds one
-// method's stage storage and one inlined right-hand side, and per projection option, so that runs
-// without the step projection hold none of its code and arrays.
+// method's stage storage and one inlined right-hand side, and general or not (kGeneral): runs
+// without the step projection and without control hold none of their code and arrays.
 //
 // WarpSystem, the warp path (GpuPath::kWarp, only when a spec asks for it: launch_policy.hpp says
 // why): a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
@@ -19,14 +19,14 @@
 
 namespace ukes {
 
-template <class Model, class T, Method kMethod, bool kMayProject>
+template <class Model, class T, Method kMethod, bool kGeneral>
 struct FusedSystem {
   BatchInputView in;
   RunSettings<T> settings;
   BatchOutputView out;
 
   UKES_HD void operator()(int i) const {
-    SystemKernel<Model, T>::template run<kMethod, kMayProject>(in, settings, i, out);
+    SystemKernel<Model, T>::template run<kMethod, kGeneral>(in, settings, i, out);
   }
 };
 

@@ -8,7 +8,7 @@ FusedSource fused_source(const UserModelProgram& program, const FusedKernelSpec&
   const std::string system = "ukes::FusedSystem<ukes::UserModel<" + std::to_string(spec.bucket) +
                              ", ukes::jit::Segments>, " + (spec.fp64 ? "double" : "float") +
                              ", (ukes::Method)" + std::to_string(static_cast<int>(spec.method)) +
-                             ", " + (spec.project ? "true" : "false") + ">";
+                             ", " + (spec.general ? "true" : "false") + ">";
   FusedSource source;
   source.text =
       "#include \"kernels/backend/cuda/system_kernel.cuh\"\n"

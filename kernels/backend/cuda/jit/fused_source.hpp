@@ -1,10 +1,10 @@
 // The translation unit NVRTC compiles for one user model (kernels/backend/cuda/jit/
 // nvrtc_compiler.hpp): the model's segments as code (codegen.hpp) in UserModel<K, Segments>,
 // which takes the model's own sizes (K, its bucket, only names it), and the fused kernel of
-// kernels/backend/cuda/system_kernel.cuh over it, for one precision, method and projection
+// kernels/backend/cuda/system_kernel.cuh over it, for one precision, method and kGeneral
 // option: the kernel nvcc builds for a built-in model.
 //
-// Host code builds FusedSystem<UserModel<K>, T, method, projection> (the interpreter's) and
+// Host code builds FusedSystem<UserModel<K>, T, method, general> (the interpreter's) and
 // passes its bytes to this kernel: FusedSystem's members (batch views and settings) do not
 // depend on the model type, and the source asserts that both have one size and alignment.
 #pragma once
@@ -21,7 +21,7 @@ struct FusedKernelSpec {
   int bucket = 0;  // UserModel<bucket>
   bool fp64 = true;
   Method method = Method::kRk4;
-  bool project = false;
+  bool general = false;  // FusedSystem's kGeneral: step projection and control compiled in
   std::size_t host_size = 0, host_align = 0;  // the interpreter's FusedSystem, as the host has it
 };
 

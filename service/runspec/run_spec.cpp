@@ -655,12 +655,19 @@ void parse_control(const json& c, RunSpec& rs) {
   if (const json* r = find(c, "robust")) parse_robust(*r, o);
 }
 
-// A sweep of the controller's parameters needs a controller.
-void check_control_targets(const RunSpec& rs) {
-  if (!rs.sweep || rs.settings.control.active) return;
-  for (const SweepDimension& dim : rs.sweep->dimensions)
-    if (dim.target.kind == SweepTarget::Kind::kControlParam)
-      fail(member("sweep.vary", dim.name), "the spec has no control section");
+// What control asks of the rest of the spec: no step projection with it, no sweep of the
+// controller's parameters without it; its trajectory field in the default output.
+void check_control_consistency(RunSpec& rs) {
+  const bool controlled = rs.settings.control.active;
+  if (controlled && rs.settings.projection)
+    fail("stabilization.projection",
+         "a controlled run cannot project onto its rows: the projection would move the plant "
+         "onto the servo path the controller is judged by (leave it false)");
+  if (rs.sweep && !controlled)
+    for (const SweepDimension& dim : rs.sweep->dimensions)
+      if (dim.target.kind == SweepTarget::Kind::kControlParam)
+        fail(member("sweep.vary", dim.name), "the spec has no control section");
+  rs.output.control = controlled;
 }
 
 // Every system's controller parameters: the spec's (before any sweep of them).
@@ -802,12 +809,7 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   parse_integrator(find(spec, "integrator"), s);
   if (const json* st = find(spec, "stabilization")) parse_stabilization(*st, s);
   if (const json* c = find(spec, "control")) parse_control(*c, rs);
-  if (s.control.active && s.projection)
-    fail("stabilization.projection",
-         "a controlled run cannot project onto its rows: the projection would move the plant "
-         "onto the servo path the controller is judged by (leave it false)");
-  check_control_targets(rs);
-  rs.output.control = s.control.active;
+  check_control_consistency(rs);
   if (const json* v = find(spec, "precision")) {
     s.precision = get_choice<Precision>(*v, "precision", "precision",
                                         {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});

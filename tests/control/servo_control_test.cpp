@@ -8,6 +8,7 @@
 //     a bound that shrinks as the gain grows;
 //   - a two-link arm with a payload mismatch (links physical, joint angles servoed) against a
 //     reduced-coordinate computed-torque formulation;
+//   - scara with a wrong payload settles at its vertical axis's static error;
 //   - listed actuation with A M^-1 B of full row rank tracks exactly;
 //   - a spec's control section is checked field by field.
 #include <gtest/gtest.h>
@@ -205,6 +206,31 @@ TEST(Control, RobustTermKeepsTheErrorInsideABoundThatShrinksWithTheGain) {
     EXPECT_GT(sigma_max, 0.3 * bound) << "gain " << gain << ": the bound is not vacuous";
     EXPECT_LT(sigma_max, previous) << "gain " << gain;
     previous = sigma_max;
+  }
+}
+
+// scara's vertical axis carries the payload alone (M(3, 3) = m4, Q(3) = -m4 g, no coupling), and
+// its servo row phi3 = q4 + l0 - vz t asks for a constant speed. A controller that believes the
+// payload is m4_hat applies u4 = m4_hat (-alpha phi3' - beta phi3 + g), so the plant's error obeys
+// m4 phi3'' + m4_hat (alpha phi3' + beta phi3) = (m4_hat - m4) g and settles at
+// (m4_hat - m4) g / (m4_hat beta): the payload study's vertical error in closed form.
+TEST(Control, ScaraPayloadMismatchSettlesAtTheStaticErrorOfItsVerticalAxis) {
+  const json spec = {{"model", "scara"},
+                     {"device", "cpu"},
+                     {"assemble", true},
+                     {"systems", {{{"params", {{"m4", 0.8}}}}, {{"params", {{"m4", 0.3}}}}}},
+                     {"control", {{"params", {{"m4", 0.5}}}}},
+                     {"integrator", {{"method", "dopri5"}, {"rtol", 1e-11}, {"atol", 1e-11}}},
+                     {"output", {{"samples", 3}, {"trajectories", "all"}}}};
+  const RunSpec parsed = parse_run_spec(spec);
+  const RunOutcome out = run(spec);
+  const BatchResults& r = out.results;
+  const double m4_hat = 0.5, g = 9.81, beta = parsed.settings.beta;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(r.status[static_cast<std::size_t>(i)], 0);
+    const double m4 = i == 0 ? 0.8 : 0.3;
+    const double settled = (m4_hat - m4) * g / (m4_hat * beta);
+    EXPECT_NEAR(r.traj_residual_at(i, r.samples - 1, 3), settled, 1e-7 * std::abs(settled)) << i;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/ensemble/run_settings.hpp"
+#include "kernels/uk/servo_control.hpp"
 #include "service/engine/version.hpp"
 #include "service/runspec/model_source.hpp"
 
@@ -57,7 +58,7 @@ json control_json(const RunSpec& spec) {
   const ControlOptions& c = spec.settings.control;
   json rows = json::array();
   for (int r = 0; r < m.rows(); ++r)
-    if ((c.servo_rows >> r) & 1u) rows.push_back(r);
+    if (has_bit(c.servo_rows, r)) rows.push_back(r);
   json params = json::object();
   for (std::size_t k = 0; k < m.params.size(); ++k)
     params[m.params[k].name] = spec.control_params[k];
@@ -65,7 +66,7 @@ json control_json(const RunSpec& spec) {
   if (!c.full_actuation) {
     actuation = json::array();
     for (int j = 0; j < m.n; ++j)
-      if ((c.actuated >> j) & 1u) actuation.push_back(m.coordinates[static_cast<std::size_t>(j)]);
+      if (has_bit(c.actuated, j)) actuation.push_back(m.coordinates[static_cast<std::size_t>(j)]);
   }
   return {{"rows", rows},
           {"params", params},

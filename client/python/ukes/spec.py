@@ -45,8 +45,8 @@ class SpecBuilder(dict):
 
     def vary(self, target: str, **distribution: Any) -> "SpecBuilder":
         """Sweeps `target` ("params.NAME", "q0[i]", "qd0[i]", "control.params.NAME") with one
-        distribution given by
-        keyword: uniform=(lo, hi), normal=(mean, sd), lognormal=(mu, sigma) or values=[...]."""
+        distribution given by keyword: uniform=(lo, hi), normal=(mean, sd), lognormal=(mu, sigma)
+        or values=[...]."""
         if len(distribution) != 1 or next(iter(distribution)) not in DISTRIBUTIONS:
             raise ValueError(f"vary({target!r}): give exactly one of {', '.join(DISTRIBUTIONS)}")
         kind, value = next(iter(distribution.items()))

@@ -112,6 +112,9 @@ struct Options {
   int repetitions = 3;
   int warmup = -1;  // -1: one untimed run on the GPU (module load, context), none on the CPU
   std::string dump_dir;
+  // Every row a servo row, full actuation, the controller's model exact (docs/CONTROL.md): the
+  // cost of control against the same run without it.
+  bool control = false;
 };
 
 double median(std::vector<double> v) {
@@ -122,8 +125,15 @@ double median(std::vector<double> v) {
 
 // One batch size: repetitions of the same run, the last one's states dumped.
 json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Device device) {
-  const ukes::Batch batch = perturbed_batch(info, count);
+  ukes::Batch batch = perturbed_batch(info, count);
   ukes::EnsembleSettings s = ukes::EnsembleSettings::for_model(info);
+  if (o.control) {
+    if (info.rows() == 0) throw std::runtime_error(info.name + " has no rows to servo");
+    s.control.active = true;
+    s.control.servo_rows =
+        info.rows() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << info.rows()) - 1;
+    batch.control_params = batch.params;
+  }
   s.t0 = 0.0;
   s.samples = 2;
   s.threads = o.threads;
@@ -170,6 +180,7 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
       {"n_systems", count},
       {"method", o.method},
       {"precision", o.precision},
+      {"control", o.control},
       {"threads",
        device == ukes::Device::kCpu
            ? (o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency()))
@@ -240,6 +251,8 @@ int main(int argc, char** argv) {
   app.add_option("--atol", o.atol);
   app.add_option("--repetitions", o.repetitions, "timed runs; the median is reported");
   app.add_option("--warmup", o.warmup, "untimed runs first (default: 1 on the GPU, 0 on the CPU)");
+  app.add_flag("--control", o.control,
+               "every row a servo row, the controller's model exact (docs/CONTROL.md)");
   app.add_option("--dump-dir", o.dump_dir, "write ic_*.npy and final_*.npy here");
   CLI11_PARSE(app, argc, argv);
 

@@ -4,9 +4,11 @@
 // the one source of the model's mathematics and the built-in runs what the definition compiled
 // runs, with the built-in's metadata (name, defaults, coordinates, end time, gains) beside it.
 //
-// Generated code evaluates common subexpressions once (swarm: each pair's distance once, where the
-// C++ it replaced computed it twice: 2.4 times as fast on an H200); a header stays hand-written
-// where benchmarks/README.md ("Built-ins generated from their definitions") shows it as fast.
+// Every catalogue model is one. Generated code evaluates common subexpressions once (swarm: each
+// pair's distance once, where the C++ it replaced computed it twice: 2.4 times as fast on an
+// H200); the other hand-written headers ran within 2.5% of their definitions compiled on an H100,
+// none faster by more than run-to-run spread (benchmarks/README.md, "Built-ins generated from
+// their definitions"), so none was kept.
 //
 // The functions are those of UserModel (kernels/models/user/user_model.hpp) for a model compiled
 // for its sizes, as static functions of the model type, which a built-in model has
@@ -16,6 +18,7 @@
 
 #include "kernels/expr/program.hpp"
 #include "kernels/models/model_concept.hpp"
+#include "kernels/models/user/user_model.hpp"
 
 namespace ukes::models {
 
@@ -30,7 +33,7 @@ struct GeneratedFunctions {
     M = Mat<T, kN, kN>::identity();
     const Parameters<T> slots(p);
     Segments::Mass(expr::Inputs<T, T>{&q[0], nullptr, t, slots.values(), nullptr},
-                   MatrixStore<T>{M});
+                   SegmentMatrixStore<T, kN>{M});
   }
 
   template <class T>
@@ -39,14 +42,14 @@ struct GeneratedFunctions {
     Q = Vec<T, kN>::zero();
     const Parameters<T> slots(p);
     Segments::Force(expr::Inputs<T, T>{&q[0], &qd[0], t, slots.values(), nullptr},
-                    ArrayStore<T>{&Q[0]});
+                    SegmentArrayStore<T>{&Q[0]});
   }
 
   template <class S, class T>
   UKES_HD static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) {
     const Parameters<T> slots(p);
     Segments::PositionRows(expr::Inputs<S, T>{&q[0], nullptr, t, slots.values(), nullptr},
-                           ArrayStore<S>{phi});
+                           SegmentArrayStore<S>{phi});
   }
 
   template <class S, class T>
@@ -54,7 +57,7 @@ struct GeneratedFunctions {
                                     S* psi) {
     const Parameters<T> slots(p);
     Segments::VelocityRows(expr::Inputs<S, T>{&q[0], &qd[0], t, slots.values(), nullptr},
-                           ArrayStore<S>{psi});
+                           SegmentArrayStore<S>{psi});
   }
 
   template <class T>
@@ -63,7 +66,7 @@ struct GeneratedFunctions {
     C = Vec<T, kN>::zero();
     const Parameters<T> slots(p);
     Segments::NonIdealForce(expr::Inputs<T, T>{&q[0], &qd[0], t, slots.values(), &Qc_ideal[0]},
-                            ArrayStore<T>{&C[0]});
+                            SegmentArrayStore<T>{&C[0]});
   }
 
   template <class T>
@@ -72,15 +75,15 @@ struct GeneratedFunctions {
     qd = Vec<T, kN>::zero();
     const Parameters<T> slots(p);
     const expr::Inputs<T, T> in{nullptr, nullptr, T(0), slots.values(), nullptr};
-    Segments::InitialQ(in, ArrayStore<T>{&q[0]});
-    Segments::InitialQd(in, ArrayStore<T>{&qd[0]});
+    Segments::InitialQ(in, SegmentArrayStore<T>{&q[0]});
+    Segments::InitialQd(in, SegmentArrayStore<T>{&qd[0]});
   }
 
  private:
   // The program's parameter slots: the model's parameters, then what the program derives from
   // them alone (kernels/expr/compiler.hpp). A user model's kernel derives those once per system,
   // into slots its batch has; a built-in's systems hold their parameters alone, so they are
-  // derived here, by the same segment, at each call (as a hand-written header computes them).
+  // derived here, by the same segment, at each call (as the hand-written headers did).
   template <class T>
   struct Parameters {
     static constexpr bool kDerived = Segments::kParamSlots > Segments::kShape.params;
@@ -91,7 +94,7 @@ struct GeneratedFunctions {
       if constexpr (kDerived) {
         for (int k = 0; k < Segments::kShape.params; ++k) slots[k] = p[k];
         Segments::Derived(expr::Inputs<T, T>{nullptr, nullptr, T(0), slots, nullptr},
-                          ArrayStore<T>{slots});
+                          SegmentArrayStore<T>{slots});
       }
     }
     Parameters(const Parameters&) = delete;
@@ -106,20 +109,6 @@ struct GeneratedFunctions {
       } else {
         return given;
       }
-    }
-  };
-
-  template <class S>
-  struct ArrayStore {
-    S* out;
-    UKES_HD void operator()(int k, const S& value) const { assign(out[k], value); }
-  };
-  // Mass entries arrive as k = i kMassStride + j (kernels/expr/program.hpp).
-  template <class T>
-  struct MatrixStore {
-    Mat<T, kN, kN>& M;
-    UKES_HD void operator()(int k, const T& value) const {
-      M(k / expr::kMassStride, k % expr::kMassStride) = value;
     }
   };
 };

@@ -70,6 +70,50 @@ UKES_HD Vec<T, kRows<Model>> sliding_variable(const ConstraintForm<Model, T>& fo
   return sigma;
 }
 
+// Whether every row of the model is a servo row. The physical rows' B_P is then zero, and so is
+// B_P^+: the controller's nominal motion and the plant's are unconstrained, and no factorization
+// of the zero matrix is spent to find that (zero_matrix_pinv).
+template <class Model, class T>
+UKES_HD bool every_row_servo(const Model& model, const ControlSettings<T>& c) {
+  const int rows = model_shape(model).rows();
+  for (int r = 0; r < rows; ++r)
+    if (!has_bit(c.servo_rows, r)) return false;
+  return true;
+}
+
+// The pseudoinverse of a zero matrix, of the type make_pinv gives: rank 0, applied it gives 0
+// (the rank rule keeps no singular value of zero factors).
+template <class Pinv, class T>
+UKES_HD UKES_INLINE Pinv zero_matrix_pinv(T rtol) {
+  return Pinv(typename Pinv::Factors{}, rtol);
+}
+
+// The physical rows' pseudoinverse B_P^+, B_P = A_P L^-T.
+template <class Model, class T, class Factor, int R, int N>
+UKES_HD UKES_INLINE auto physical_rows_pinv(const Model& model, const Factor& L,
+                                            const Mat<T, R, N>& A_phys, T rtol, bool none) {
+  using Pinv =
+      decltype(make_pinv(right_solved_lower_transpose(L, A_phys), rtol, active_block(model)));
+  if (none) return zero_matrix_pinv<Pinv>(rtol);
+  return make_pinv(right_solved_lower_transpose(L, A_phys), rtol, active_block(model));
+}
+
+// uk_solve (kernels/uk/uk_solver.hpp) for the plant when every row is a servo row: A is zero, so
+// the solution is a = M^-1 Q with the non-ideal law's force added, as uk_solve finds it.
+template <class Model, class T, int R, int N, class NonIdeal>
+UKES_HD UkSolution<T, N> uk_solve_zero_rows(const Model& model, const Mat<T, N, N>& mass,
+                                            const Vec<T, N>& Q, const Mat<T, R, N>& A,
+                                            const Vec<T, R>& b, const NonIdeal& nonideal, T rtol) {
+  CholeskyFactor<T, N> L;
+  T shift;  // any augmentation adds shift A^T A = 0: the factor is that of M
+  if (!factor_mass_or_augmented(mass, A, L, shift)) return uk_mass_failure<T, N>();
+  UkSolution<T, N> s;
+  s.a = cholesky_solve(L, Q);
+  using Pinv = decltype(make_pinv(right_solved_lower_transpose(L, A), rtol, active_block(model)));
+  uk_finish(L, A, b, zero_matrix_pinv<Pinv>(rtol), nonideal, s);
+  return s;
+}
+
 // v - B_P^+ (B_P v): the part of v in the null space of the physical rows' B_P = A_P L^-T.
 template <class T, int R, int N, class Factor, class Pinv>
 UKES_HD Vec<T, N> null_part(const Factor& L, const Mat<T, R, N>& A_phys, const Pinv& Bp,
@@ -130,7 +174,7 @@ UKES_HD Vec<T, Model::kN> servo_control(const Model& model, const Vec<T, Model::
     // qdd0: the nominal motion under the physical rows alone (with their non-ideal forces).
     UkSolution<T, n> nominal;
     nominal.a = cholesky_solve(L, in.Q);
-    const auto Bp = make_pinv(right_solved_lower_transpose(L, A_phys), rtol, active_block(model));
+    const auto Bp = physical_rows_pinv(model, L, A_phys, rtol, every_row_servo(model, c));
     uk_finish(L, A_phys, b_phys, Bp, ModelNonIdealForce<Model, T>{model, q, qd, t, p_hat}, nominal);
 
     Vec<T, m> r = b_servo - A_servo * nominal.qdd;
@@ -166,8 +210,11 @@ UKES_HD DynamicsEval<Model, T> evaluate_controlled_dynamics(
     const ModelNonIdealForce<Model, T> nonideal{model, q, qd, t, p};
     const ShiftedNonIdeal<T, Model::kN, ModelNonIdealForce<Model, T>> with_control{nonideal,
                                                                                    T(-1) * u};
-    const auto uk = uk_solve(in.M, in.Q + u, A_phys, b_phys, with_control, rank_rtol_of(s, model),
-                             active_block(model));
+    const T rtol = rank_rtol_of(s, model);
+    const auto uk =
+        every_row_servo(model, c)
+            ? uk_solve_zero_rows(model, in.M, in.Q + u, A_phys, b_phys, with_control, rtol)
+            : uk_solve(in.M, in.Q + u, A_phys, b_phys, with_control, rtol, active_block(model));
     DynamicsEval<Model, T> e = dynamics_report<Model, T>(in.form, b_phys, uk);
     e.control = u;
     return e;

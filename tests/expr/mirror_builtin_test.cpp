@@ -1,5 +1,6 @@
-// A definition written operation for operation like a built-in model (kernels/models/scara.hpp)
-// gives the built-in's numbers to the bit: the compiler neither reorders nor re-associates, and
+// A definition written operation for operation like C++ written by hand (scara's functions as
+// kernels/models/scara.hpp had them before the built-in was generated from its definition) gives
+// the C++'s numbers to the bit: the compiler neither reorders nor re-associates, and
 // folds only what C++ would fold.
 #include <gtest/gtest.h>
 
@@ -15,9 +16,93 @@
 namespace ukes::testing {
 namespace {
 
-using models::Scara;
+using models::Scara;  // the built-in's metadata: parameters, gains, end time
 
-// kernels/models/scara.hpp as a definition; intermediates stand for its local variables.
+// scara's mass matrix, force, rows and initial state written by hand.
+struct HandWrittenScara {
+  static constexpr int kN = 4;
+  enum Param {
+    m1,
+    m2,
+    m3,
+    m4,
+    l0,
+    l1,
+    l2,
+    r1,
+    r2,
+    Iz1,
+    Iz2,
+    Iz3,
+    Iz4,
+    g,
+    xc,
+    yc,
+    R,
+    Omega,
+    vz,
+    psi0
+  };
+
+  template <class T>
+  UKES_HD static void mass(const Vec<T, kN>& q, T, const T* p, Mat<T, kN, kN>& M) {
+    const T al = p[Iz1] + p[r1] * p[r1] * p[m1] + p[l1] * p[l1] * (p[m2] + p[m3] + p[m4]);
+    const T be = p[Iz2] + p[Iz3] + p[Iz4] + p[l2] * p[l2] * (p[m3] + p[m4]) + p[m2] * p[r2] * p[r2];
+    const T ga = p[l1] * p[l2] * (p[m3] + p[m4]) + p[l1] * p[m2] * p[r2];
+    const T de = p[Iz3] + p[Iz4];
+    const T c2 = cos(q[1]);
+    M = Mat<T, kN, kN>::zero();
+    M(0, 0) = al + be + T(2) * ga * c2;
+    M(0, 1) = be + ga * c2;
+    M(1, 0) = M(0, 1);
+    M(1, 1) = be;
+    M(0, 2) = de;
+    M(2, 0) = de;
+    M(1, 2) = de;
+    M(2, 1) = de;
+    M(2, 2) = de;
+    M(3, 3) = p[m4];
+  }
+
+  // Q = -C qd - G, no motor torques: the trajectory is enforced by the constraint forces alone.
+  template <class T>
+  UKES_HD static void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T, const T* p,
+                            Vec<T, kN>& Q) {
+    const T ga = p[l1] * p[l2] * (p[m3] + p[m4]) + p[l1] * p[m2] * p[r2];
+    const T s2 = sin(q[1]);
+    Q[0] = ga * s2 * qd[1] * (T(2) * qd[0] + qd[1]);
+    Q[1] = -ga * s2 * qd[0] * qd[0];
+    Q[2] = T(0);
+    Q[3] = -p[m4] * p[g];
+  }
+
+  // Tool position on the circle of the helix, tool orientation and height.
+  template <class S, class T>
+  UKES_HD static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) {
+    const S q12 = q[0] + q[1];
+    const S wt = p[Omega] * t;
+    phi[0] = -p[l1] * sin(q[0]) - p[l2] * sin(q12) - p[xc] - p[R] * sin(wt);
+    phi[1] = p[l1] * cos(q[0]) + p[l2] * cos(q12) - p[yc] - p[R] * cos(wt);
+    phi[2] = q12 + q[2] - p[psi0];
+    phi[3] = q[3] + p[l0] - p[vz] * t;
+  }
+
+  // The paper's initial condition, (30, 55, 24 degrees, 0): off the constraint set on purpose.
+  template <class T>
+  UKES_HD static void initial_state(const T*, Vec<T, kN>& q, Vec<T, kN>& qd) {
+    constexpr double kDeg = 3.14159265358979323846 / 180.0;
+    q[0] = T(30.0 * kDeg);
+    q[1] = T(55.0 * kDeg);
+    q[2] = T(24.0 * kDeg);
+    q[3] = T(0);
+    qd[0] = T(-0.157);
+    qd[1] = T(0.0001);
+    qd[2] = T(0.157);
+    qd[3] = T(0.0195);
+  }
+};
+
+// HandWrittenScara as a definition; intermediates stand for its local variables.
 constexpr const char* kScara = R"json({
   "name": "scara_mirror", "coordinates": ["q1", "q2", "q3", "q4"],
   "parameters": [
@@ -79,9 +164,9 @@ void expect_same_numbers() {
     Mat<T, 4, 4> M;
     Vec<T, 4> Q;
     T phi[4];
-    Scara::mass(q, t, p.data(), M);
-    Scara::force(q, qd, t, p.data(), Q);
-    Scara::position_rows(q, t, p.data(), phi);
+    HandWrittenScara::mass(q, t, p.data(), M);
+    HandWrittenScara::force(q, qd, t, p.data(), Q);
+    HandWrittenScara::position_rows(q, t, p.data(), phi);
     const auto mass =
         run<T, T>(d, expr::Segment::kMass, {&q[0], nullptr, t, p.data()}, 4 * expr::kMassStride);
     const auto force = run<T, T>(d, expr::Segment::kForce, {&q[0], &qd[0], t, p.data()}, 4);
@@ -107,7 +192,7 @@ TEST(MirrorBuiltin, ScaraRowsAsJets) {
   for (int j = 0; j < 4; ++j) q[j] = J::variable(q0[j], j, v[j], w[j]);
   const J t(0.37, 1.0, 0.0);
   J phi[4];
-  Scara::position_rows(q, t, p.data(), phi);
+  HandWrittenScara::position_rows(q, t, p.data(), phi);
   const auto rows =
       run<J, double>(d, expr::Segment::kPositionRows, {&q[0], nullptr, t, p.data()}, 4);
   for (int r = 0; r < 4; ++r) {
@@ -124,7 +209,7 @@ TEST(MirrorBuiltin, ScaraDefaults) {
   const UserModelDefinition d = parse_user_model_text(kScara);
   const std::vector<double> p = parameters<double>();
   Vec<double, 4> q, qd;
-  Scara::initial_state(p.data(), q, qd);
+  HandWrittenScara::initial_state(p.data(), q, qd);
   for (int j = 0; j < 4; ++j) {
     EXPECT_EQ(d.q0[j], q[j]);
     EXPECT_EQ(d.qd0[j], qd[j]);

@@ -31,18 +31,6 @@ std::string read(const std::string& path, bool required) {
   return text.str();
 }
 
-// The program as the kernels read it: the fields CompiledUserModel fills
-// (kernels/models/user/compiled_model.cpp), whose bucket checks a built-in does not need.
-ukes::UserModelProgram program_of(const ukes::UserModelDefinition& d) {
-  ukes::UserModelProgram program;
-  program.code = d.program.view();
-  program.shape = {d.n(), d.position_rows, d.velocity_rows, static_cast<int>(d.parameters.size())};
-  program.nonideal = d.nonideal;
-  program.instruction_count = static_cast<int>(d.program.code.size());
-  program.constant_count = static_cast<int>(d.program.constants.size());
-  return program;
-}
-
 std::string file_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -65,7 +53,7 @@ int main(int argc, char** argv) {
         << "// (every build checks it: CMakeLists.txt, ukes_model_segments). Do not edit.\n"
         << "#pragma once\n\n#include \"kernels/models/user/user_model.hpp\"\n\n"
         << "namespace ukes::models::generated {\n\n"
-        << ukes::expr::generated_segments(program_of(definition), argv[2])
+        << ukes::expr::generated_segments(ukes::kernel_program(definition), argv[2])
         << "\n}  // namespace ukes::models::generated\n";
     const std::string text = out.str();
     if (read(argv[3], false) != text) {

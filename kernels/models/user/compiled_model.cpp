@@ -28,11 +28,7 @@ CompiledUserModel::CompiledUserModel(UserModelDefinition def) : definition(std::
   if (params > kUserParamCapacity)
     too_large("$.parameters", "parameters", params, kUserParamCapacity);
   bucket = user_bucket_for(d.n(), rows);
-  program.code = d.program.view();
-  program.shape = {d.n(), d.position_rows, d.velocity_rows, params};
-  program.nonideal = d.nonideal;
-  program.instruction_count = static_cast<int>(d.program.code.size());
-  program.constant_count = static_cast<int>(d.program.constants.size());
+  program = kernel_program(d);
 }
 
 std::shared_ptr<const ModelInfo> make_user_model_info(UserModelDefinition definition) {

@@ -629,6 +629,16 @@ UserModelDefinition parse_user_model(const json& definition, const std::string& 
   return DefinitionReader(definition, path).read();
 }
 
+UserModelProgram kernel_program(const UserModelDefinition& d) {
+  UserModelProgram program;
+  program.code = d.program.view();
+  program.shape = {d.n(), d.position_rows, d.velocity_rows, static_cast<int>(d.parameters.size())};
+  program.nonideal = d.nonideal;
+  program.instruction_count = static_cast<int>(d.program.code.size());
+  program.constant_count = static_cast<int>(d.program.constants.size());
+  return program;
+}
+
 UserModelDefinition parse_user_model_text(std::string_view text) {
   if (text.size() > kMaxDefinitionTextBytes)
     throw DefinitionError("$", 0,

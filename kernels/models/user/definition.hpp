@@ -11,6 +11,7 @@
 
 #include "kernels/expr/compiler.hpp"
 #include "kernels/models/model_concept.hpp"
+#include "kernels/models/user/user_model.hpp"
 
 namespace ukes {
 
@@ -64,5 +65,8 @@ UserModelDefinition parse_user_model(const nlohmann::json& definition,
                                      const std::string& path = "$");
 // The same from JSON text (at most kMaxDefinitionTextBytes).
 UserModelDefinition parse_user_model_text(std::string_view text);
+
+// What the kernels read of `definition`: views into its program, valid while it lives.
+UserModelProgram kernel_program(const UserModelDefinition& definition);
 
 }  // namespace ukes

@@ -25,6 +25,22 @@ struct UserModelProgram {
   int constant_count = 0;
 };
 
+// Where a segment's outputs go (kernels/expr/program.hpp): output k into an array, or mass entry
+// k = i kMassStride + j into a matrix. User models and the built-ins generated from definitions
+// (kernels/models/generated_functions.hpp) store through these.
+template <class S>
+struct SegmentArrayStore {
+  S* out;
+  UKES_HD void operator()(int k, const S& value) const { assign(out[k], value); }
+};
+template <class T, int N>
+struct SegmentMatrixStore {
+  Mat<T, N, N>& M;
+  UKES_HD void operator()(int k, const T& value) const {
+    M(k / expr::kMassStride, k % expr::kMassStride) = value;
+  }
+};
+
 // Parameters a user model may have, its derived ones included: a system's kernel holds them all.
 inline constexpr int kUserParamCapacity = expr::kParameterSlots;
 
@@ -94,7 +110,8 @@ class UserModel : public UserSizes<Segments, kCapacity> {
   template <class T>
   UKES_HD void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) const {
     M = Mat<T, kN, kN>::identity();
-    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr}, MatrixStore<T>{M});
+    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr},
+        SegmentMatrixStore<T, kN>{M});
   }
 
   template <class T>
@@ -102,20 +119,20 @@ class UserModel : public UserSizes<Segments, kCapacity> {
                      Vec<T, kN>& Q) const {
     Q = Vec<T, kN>::zero();
     run(expr::Segment::kForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, nullptr},
-        ArrayStore<T>{&Q[0]});
+        SegmentArrayStore<T>{&Q[0]});
   }
 
   template <class S, class T>
   UKES_HD void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) const {
     run(expr::Segment::kPositionRows, expr::Inputs<S, T>{&q[0], nullptr, t, p, nullptr},
-        ArrayStore<S>{phi});
+        SegmentArrayStore<S>{phi});
   }
 
   template <class S, class T>
   UKES_HD void velocity_rows(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
                              S* psi) const {
     run(expr::Segment::kVelocityRows, expr::Inputs<S, T>{&q[0], &qd[0], t, p, nullptr},
-        ArrayStore<S>{psi});
+        SegmentArrayStore<S>{psi});
   }
 
   template <class T>
@@ -123,7 +140,7 @@ class UserModel : public UserSizes<Segments, kCapacity> {
                               const Vec<T, kN>& Qc_ideal, Vec<T, kN>& C) const {
     C = Vec<T, kN>::zero();
     run(expr::Segment::kNonIdealForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, &Qc_ideal[0]},
-        ArrayStore<T>{&C[0]});
+        SegmentArrayStore<T>{&C[0]});
   }
 
   // Once per system, before the functions above: the values of theirs that depend on parameters
@@ -131,7 +148,7 @@ class UserModel : public UserSizes<Segments, kCapacity> {
   template <class T>
   UKES_HD void derive_parameters(T* p) const {
     run(expr::Segment::kDerived, expr::Inputs<T, T>{nullptr, nullptr, T(0), p, nullptr},
-        ArrayStore<T>{p});
+        SegmentArrayStore<T>{p});
   }
 
   template <class T>
@@ -139,25 +156,11 @@ class UserModel : public UserSizes<Segments, kCapacity> {
     q = Vec<T, kN>::zero();
     qd = Vec<T, kN>::zero();
     const expr::Inputs<T, T> in{nullptr, nullptr, T(0), p, nullptr};
-    run(expr::Segment::kInitialQ, in, ArrayStore<T>{&q[0]});
-    run(expr::Segment::kInitialQd, in, ArrayStore<T>{&qd[0]});
+    run(expr::Segment::kInitialQ, in, SegmentArrayStore<T>{&q[0]});
+    run(expr::Segment::kInitialQd, in, SegmentArrayStore<T>{&qd[0]});
   }
 
  private:
-  template <class S>
-  struct ArrayStore {
-    S* out;
-    UKES_HD void operator()(int k, const S& value) const { assign(out[k], value); }
-  };
-  // Mass entries arrive as k = i kMassStride + j.
-  template <class T>
-  struct MatrixStore {
-    Mat<T, kN, kN>& M;
-    UKES_HD void operator()(int k, const T& value) const {
-      M(k / expr::kMassStride, k % expr::kMassStride) = value;
-    }
-  };
-
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE void run(expr::Segment segment, const expr::Inputs<S, T>& in,
                                const Store& store) const {

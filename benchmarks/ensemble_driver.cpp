@@ -33,6 +33,7 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/user/compiled_model.hpp"
+#include "kernels/uk/servo_control.hpp"
 
 namespace {
 
@@ -130,8 +131,7 @@ json run_one(const ukes::ModelInfo& info, int count, const Options& o, ukes::Dev
   if (o.control) {
     if (info.rows() == 0) throw std::runtime_error(info.name + " has no rows to servo");
     s.control.active = true;
-    s.control.servo_rows =
-        info.rows() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << info.rows()) - 1;
+    s.control.servo_rows = ukes::all_rows_mask(info.rows());
     batch.control_params = batch.params;
   }
   s.t0 = 0.0;

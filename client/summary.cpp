@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,7 @@ void print_counts(const EnsembleStatistics& st) {
   std::printf("\n");
 }
 
-void print_statistics(const ModelInfo& m, const EnsembleStatistics& st) {
+void print_statistics(const ModelInfo& m, const EnsembleStatistics& st, bool controlled) {
   std::printf("\nfinal values over the %lld ok systems:\n", static_cast<long long>(st.ok));
   std::printf("  %-20s %12s %12s %12s %12s %12s %12s %12s\n", "", "min", "p50", "p95", "p99", "max",
               "mean", "std");
@@ -68,17 +69,11 @@ void print_statistics(const ModelInfo& m, const EnsembleStatistics& st) {
                                           : "max|psi[" + std::to_string(r - 2 * mp) + "]|";
     print_row(name, st.residual[static_cast<std::size_t>(r)]);
   }
-  print_row("force_max", st.force_max);
-  print_row("steps", st.steps);
-}
-
-// A controlled run's effort, over the ok systems whose results are here (docs/CONTROL.md).
-void print_control_effort(const BatchResults& r) {
-  std::vector<double> effort;
-  for (int i = 0; i < r.count; ++i)
-    if (r.status[static_cast<std::size_t>(i)] == static_cast<int>(Status::kOk))
-      effort.push_back(r.control_effort_max[static_cast<std::size_t>(i)]);
-  if (!effort.empty()) print_row("control_effort_max", summarize(std::move(effort)));
+  // control_effort_max is 0 without control: shown for controlled runs only.
+#define UKES_PRINT_SCALAR(name, encoding) \
+  if (controlled || std::string_view(#name) != "control_effort_max") print_row(#name, st.name);
+  UKES_SUMMARIZED_SCALARS(UKES_PRINT_SCALAR)
+#undef UKES_PRINT_SCALAR
 }
 
 }  // namespace
@@ -95,8 +90,8 @@ void print_summary(const RunSpec& spec, const RunOutcome& out, std::int64_t step
   const double rate = out.elapsed_s > 0 ? static_cast<double>(steps_total) / out.elapsed_s : 0.0;
   std::printf("elapsed %.3f s, %lld system-steps, %.4g system-steps per second\n", out.elapsed_s,
               static_cast<long long>(steps_total), rate);
-  if (out.statistics.ok > 0) print_statistics(*spec.model, out.statistics);
-  if (out.statistics.ok > 0 && spec.settings.control.active) print_control_effort(out.results);
+  if (out.statistics.ok > 0)
+    print_statistics(*spec.model, out.statistics, spec.settings.control.active);
 }
 
 bool is_hdf5_path(const std::string& path) {

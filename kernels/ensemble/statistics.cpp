@@ -57,9 +57,11 @@ EnsembleStatistics ensemble_statistics(const BatchResults& r) {
   }
   for (int slot = 0; slot < r.residual_slots; ++slot)
     e.residual.push_back(summarize_ok([&](int i) { return r.residual_at(slot, i); }));
-  e.force_max = summarize_ok([&](int i) { return r.force_max[static_cast<std::size_t>(i)]; });
-  e.steps = summarize_ok(
-      [&](int i) { return static_cast<double>(r.steps[static_cast<std::size_t>(i)]); });
+#define UKES_SUMMARIZE_SCALAR(name, encoding) \
+  e.name = summarize_ok(                      \
+      [&](int i) { return static_cast<double>(r.name[static_cast<std::size_t>(i)]); });
+  UKES_SUMMARIZED_SCALARS(UKES_SUMMARIZE_SCALAR)
+#undef UKES_SUMMARIZE_SCALAR
   return e;
 }
 

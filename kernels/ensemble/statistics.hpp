@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
+#include "kernels/ensemble/system_record.hpp"
 
 namespace ukes {
 
@@ -27,8 +28,11 @@ struct EnsembleStatistics {
   std::vector<Summary> q;         // per coordinate, final values of ok systems
   std::vector<Summary> qd;        // per coordinate
   std::vector<Summary> residual;  // per residual slot (|phi| rows, |phid| rows, |psi| rows)
-  Summary force_max;
-  Summary steps;
+  // One summary per scalar of UKES_SUMMARIZED_SCALARS (system_record.hpp): force_max,
+  // control_effort_max (0 without control), steps.
+#define UKES_SUMMARY_MEMBER(name, encoding) Summary name;
+  UKES_SUMMARIZED_SCALARS(UKES_SUMMARY_MEMBER)
+#undef UKES_SUMMARY_MEMBER
 };
 
 EnsembleStatistics ensemble_statistics(const BatchResults& results);

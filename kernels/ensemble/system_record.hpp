@@ -105,7 +105,21 @@ using Storage = typename StorageOf<E>::type;
     "signed constraint residuals phi, phid (position rows), psi (velocity rows)")               \
   X(force, kCoordinates, "total constraint force Qc")                                           \
   X(control, kCoordinates, "control force B u (a controlled run)")
+
+// X(name, encoding): the per-system scalar results of UKES_SYSTEM_RESULTS that the ensemble
+// statistics summarize over the ok systems, with their encoding there. Every place that computes,
+// encodes or writes the statistics iterates this list: the host and Thrust statistics
+// (kernels/ensemble/statistics.cpp, kernels/backend/thrust/), the protocol (ukes.proto's
+// EnsembleStatistics has a Summary of each name), the JSON and HDF5 writers and the CLI's summary.
+#define UKES_SUMMARIZED_SCALARS(X)                                                               \
+  X(force_max, kReal)                                                                           \
+  X(control_effort_max, kReal)                                                                  \
+  X(steps, kCount)
 // clang-format on
+
+#define UKES_COUNT_SCALAR(name, encoding) +1
+inline constexpr int kSummarizedScalars = 0 UKES_SUMMARIZED_SCALARS(UKES_COUNT_SCALAR);
+#undef UKES_COUNT_SCALAR
 
 // A field's description, for the loops over a table.
 struct FieldInfo {

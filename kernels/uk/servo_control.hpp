@@ -44,6 +44,11 @@ UKES_HD UKES_INLINE bool has_bit(std::uint64_t mask, int k) {
   return k < kMaxControlRows && ((mask >> k) & 1u) != 0;
 }
 
+// The mask of rows 0 .. rows - 1 (rows <= kMaxControlRows): "control.rows": "all".
+UKES_HD UKES_INLINE std::uint64_t all_rows_mask(int rows) {
+  return rows >= kMaxControlRows ? ~std::uint64_t{0} : (std::uint64_t{1} << rows) - 1;
+}
+
 // A and b with the rows outside `mask` zeroed: a zero row constrains nothing.
 template <class T, int R, int C>
 UKES_HD void keep_rows(std::uint64_t mask, Mat<T, R, C>& A, Vec<T, R>& b) {

@@ -184,8 +184,9 @@ void statistics_to_proto(const EnsembleStatistics& s, v1::EnsembleStatistics* ou
   for (const auto& x : s.q) summary_to_proto(x, out->add_q());
   for (const auto& x : s.qd) summary_to_proto(x, out->add_qd());
   for (const auto& x : s.residual) summary_to_proto(x, out->add_residual_max());
-  summary_to_proto(s.force_max, out->mutable_force_max());
-  summary_to_proto(s.steps, out->mutable_steps());
+#define UKES_SCALAR_TO_PROTO(name, encoding) summary_to_proto(s.name, out->mutable_##name());
+  UKES_SUMMARIZED_SCALARS(UKES_SCALAR_TO_PROTO)
+#undef UKES_SCALAR_TO_PROTO
 }
 
 EnsembleStatistics statistics_from_proto(const v1::EnsembleStatistics& s) {
@@ -200,8 +201,9 @@ EnsembleStatistics statistics_from_proto(const v1::EnsembleStatistics& s) {
   for (const auto& x : s.q()) out.q.push_back(summary_from_proto(x));
   for (const auto& x : s.qd()) out.qd.push_back(summary_from_proto(x));
   for (const auto& x : s.residual_max()) out.residual.push_back(summary_from_proto(x));
-  out.force_max = summary_from_proto(s.force_max());
-  out.steps = summary_from_proto(s.steps());
+#define UKES_SCALAR_FROM_PROTO(name, encoding) out.name = summary_from_proto(s.name());
+  UKES_SUMMARIZED_SCALARS(UKES_SCALAR_FROM_PROTO)
+#undef UKES_SCALAR_FROM_PROTO
   return out;
 }
 

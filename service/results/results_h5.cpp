@@ -81,8 +81,9 @@ void write_ensemble(hid_t f, const EnsembleStatistics& st, const hdf5::NameScale
   write_summaries(g, "q", st.q, statistic, &names.coordinate);
   write_summaries(g, "qd", st.qd, statistic, &names.coordinate);
   write_summaries(g, "residual_max", st.residual, statistic, &names.residual_row);
-  write_summaries(g, "force_max", {st.force_max}, statistic, nullptr);
-  write_summaries(g, "steps", {st.steps}, statistic, nullptr);
+#define UKES_SCALAR_H5(name, encoding) write_summaries(g, #name, {st.name}, statistic, nullptr);
+  UKES_SUMMARIZED_SCALARS(UKES_SCALAR_H5)
+#undef UKES_SCALAR_H5
   statistic.close("close ensemble/statistic");
   group.close("close ensemble");
 }

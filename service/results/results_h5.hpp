@@ -8,8 +8,8 @@
 //   /params, /q0, /qd0      [N, width]         each system's inputs (after sweeps and defaults)
 //   /ensemble               group: attributes count, ok, failed; by_status (attributes per
 //                           status); q, qd [n, 8], residual_max [2 mp + mv, 8], force_max,
-//                           steps [8] over the scale /ensemble/statistic (count, min, max, mean,
-//                           std, p50, p95, p99)
+//                           control_effort_max, steps [8] (UKES_SUMMARIZED_SCALARS) over the
+//                           scale /ensemble/statistic (count, min, max, mean, std, p50, p95, p99)
 // and the root attributes of trajectory files (trajectories_h5.hpp) plus `run`, the JSON
 // description of the run that results.json carries outside "systems" and "ensemble" (settings,
 // params, sweep, a user model's definition). Readable by h5py, xarray (h5netcdf) and ukes.load.

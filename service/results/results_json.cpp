@@ -266,7 +266,7 @@ json ensemble_json(const RunSpec& spec, const RunOutcome& out) {
     by_status[status_name(static_cast<Status>(k))] = st.by_status[static_cast<std::size_t>(k)];
   const auto mp = static_cast<std::size_t>(m.position_rows);
   const auto mv = static_cast<std::size_t>(m.velocity_rows);
-  return {
+  json ensemble = {
       {"count", st.count},
       {"ok", st.ok},
       {"failed", st.failed},
@@ -277,9 +277,11 @@ json ensemble_json(const RunSpec& spec, const RunOutcome& out) {
        {{"position", named_summaries(st.residual, row_names("phi", m.position_rows), 0, mp)},
         {"position_rate", named_summaries(st.residual, row_names("phid", m.position_rows), mp, mp)},
         {"velocity", named_summaries(st.residual, row_names("psi", m.velocity_rows), 2 * mp, mv)}}},
-      {"force_max", summary_json(st.force_max)},
-      {"steps", summary_json(st.steps)},
   };
+#define UKES_SCALAR_JSON(name, encoding) ensemble[#name] = summary_json(st.name);
+  UKES_SUMMARIZED_SCALARS(UKES_SCALAR_JSON)
+#undef UKES_SCALAR_JSON
+  return ensemble;
 }
 
 json results_json(const RunSpec& spec, const RunOutcome& out) {

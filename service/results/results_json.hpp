@@ -5,7 +5,8 @@
 //              sample (swept systems: {target: value})}],
 //   ensemble: {count, ok, failed, by_status {status: count}, q [summary per coordinate],
 //              qd [...], residual_max {position [summary per row], position_rate [...],
-//              velocity [...]}, force_max summary, steps summary}
+//              velocity [...]}, a summary per scalar of UKES_SUMMARIZED_SCALARS (force_max,
+//              control_effort_max, steps)}
 // with summary = {name, count, min, max, mean, std, p50, p95, p99} over the systems that ended ok,
 // plus extras: ukes_version, position_rows, velocity_rows, coordinates, params (shared values),
 // settings (everything the run used), sweep, total_s, steps_total, system_steps_per_s.

@@ -587,9 +587,7 @@ void parse_stabilization(const json& st, EnsembleSettings& s) {
 
 // "control.rows": "all" or a list of distinct row indices (position rows first).
 std::uint64_t parse_servo_rows(const json& j, int rows) {
-  const std::uint64_t all =
-      rows == kMaxControlRows ? ~std::uint64_t{0} : (std::uint64_t{1} << rows) - 1;
-  if (j.is_string() && j.get<std::string>() == "all") return all;
+  if (j.is_string() && j.get<std::string>() == "all") return all_rows_mask(rows);
   if (!j.is_array() || j.empty())
     fail("control.rows", "expected \"all\" or a non-empty array of row indices 0.." +
                              std::to_string(rows - 1) + ", got " + kind_of(j));

@@ -22,6 +22,7 @@
 #include "kernels/models/model_info.hpp"
 #include "kernels/models/user/compiled_model.hpp"
 #include "kernels/sweep/sweep.hpp"
+#include "kernels/uk/servo_control.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "tests/support/example_models.hpp"
 #include "tests/support/gpu_support.hpp"
@@ -323,7 +324,7 @@ TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
     for (int i = 0; i < count; ++i) batch.control_params[k * count + i] = nominal[k];
   EnsembleSettings s = settings_for(m, Method::kRk4, precision);
   s.control.active = true;
-  s.control.servo_rows = (std::uint64_t{1} << m.rows()) - 1;
+  s.control.servo_rows = all_rows_mask(m.rows());
   s.control.gain = 1.0;
   s.control.epsilon = 1.0;  // gain / epsilon, the term's stiffness at sigma = 0, well inside RK4's
   s.gpu_path = GpuPath::kFused;

@@ -323,8 +323,10 @@ inline void expect_same_statistics(const EnsembleStatistics& got, const Ensemble
   same_list("statistics.q", got.q, want.q);
   same_list("statistics.qd", got.qd, want.qd);
   same_list("statistics.residual_max", got.residual, want.residual);
-  EXPECT_TRUE(same_summary("statistics.force_max", got.force_max, want.force_max));
-  EXPECT_TRUE(same_summary("statistics.steps", got.steps, want.steps));
+#define UKES_SAME_SCALAR(name, encoding) \
+  EXPECT_TRUE(same_summary("statistics." #name, got.name, want.name));
+  UKES_SUMMARIZED_SCALARS(UKES_SAME_SCALAR)
+#undef UKES_SAME_SCALAR
 }
 
 // Per-system final values and the recorded trajectories (the fields `output` asks for).

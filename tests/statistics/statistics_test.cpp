@@ -97,6 +97,7 @@ BatchResults hand_built() {
                     0,     1.0, 0,     NAN, 0,       // slot 1
                     4e-10, 1.0, 1e-10, NAN, 7e-10};  // slot 2
   r.force_max = {2.0, 1e9, 4.0, NAN, 9.0};
+  r.control_effort_max = {6.0, 1e9, 0.0, NAN, 3.0};
   r.inconsistency_max = {0, 0, 0, 0, 0};
   r.t = {5, 1, 5, 2, 5};
   r.steps = {100, 1000000, 300, 7, 200};
@@ -134,6 +135,8 @@ TEST(EnsembleStatistics, CountsStatusesAndSummarizesOnlyOkSystems) {
                  6.94e-10);
   // force_max over {2, 4, 9}: mean 5, squared deviations 9 + 1 + 16.
   expect_summary(e.force_max, 3, 2, 9, 5, std::sqrt(26.0 / 3), 4, 8.5, 8.9);
+  // control_effort_max over {6, 0, 3}: mean 3, squared deviations 9 + 9 + 0; h95 -> 3 + 0.9 * 3.
+  expect_summary(e.control_effort_max, 3, 0, 6, 3, std::sqrt(6.0), 3, 5.7, 5.94);
   // steps over {100, 300, 200}: mean 200, var 20000/3.
   expect_summary(e.steps, 3, 100, 300, 200, std::sqrt(20000.0 / 3), 200, 290, 298);
 }
@@ -161,6 +164,7 @@ TEST(EnsembleStatistics, NoOkSystemGivesNaNSummaries) {
   expect_all_nan(e.q[0]);
   expect_all_nan(e.residual[2]);
   expect_all_nan(e.force_max);
+  expect_all_nan(e.control_effort_max);
   expect_all_nan(e.steps);
 
   const EnsembleStatistics empty = ensemble_statistics(BatchResults{});

@@ -33,6 +33,7 @@ BatchResults make_results(int count, int n, int residual_slots) {
   r.qd.assign(c * static_cast<std::size_t>(n), 0.0);
   r.residual_max.assign(c * static_cast<std::size_t>(residual_slots), 0.0);
   r.force_max.assign(c, 0.0);
+  r.control_effort_max.assign(c, 0.0);
   r.steps.assign(c, 0);
   return r;
 }
@@ -51,13 +52,17 @@ void fill_random(BatchResults& r, std::uint64_t seed) {
   for (double& v : r.qd) v = 1e-6 * normal(rng);
   for (double& v : r.residual_max) v = std::abs(1e-12 * normal(rng));
   for (double& v : r.force_max) v = 1e9 + normal(rng);  // large offset: two-pass variance
+  for (double& v : r.control_effort_max) v = std::abs(30.0 * normal(rng));
   for (std::int64_t& s : r.steps) s = steps(rng);
 }
 
 ThrustStatisticsInput input_of(const BatchResults& r) {
-  return {r.count,       r.n,         r.residual_slots,      r.status.data(),
-          r.q.data(),    r.qd.data(), r.residual_max.data(), r.force_max.data(),
-          r.steps.data()};
+  ThrustStatisticsInput in{r.count,    r.n,         r.residual_slots,     r.status.data(),
+                           r.q.data(), r.qd.data(), r.residual_max.data()};
+#define UKES_INPUT_SCALAR(name, encoding) in.name = r.name.data();
+  UKES_SUMMARIZED_SCALARS(UKES_INPUT_SCALAR)
+#undef UKES_INPUT_SCALAR
+  return in;
 }
 
 std::vector<std::int32_t> failed_ids_by_scan(const BatchResults& r) {
@@ -117,8 +122,9 @@ EnsembleStatistics expect_matches_host(const BatchResults& r) {
     expect_same_summary(t.qd[j], h.qd[j], "qd", static_cast<int>(j));
   for (std::size_t k = 0; k < std::min(t.residual.size(), h.residual.size()); ++k)
     expect_same_summary(t.residual[k], h.residual[k], "residual", static_cast<int>(k));
-  expect_same_summary(t.force_max, h.force_max, "force_max");
-  expect_same_summary(t.steps, h.steps, "steps");
+#define UKES_SAME_SCALAR(name, encoding) expect_same_summary(t.name, h.name, #name);
+  UKES_SUMMARIZED_SCALARS(UKES_SAME_SCALAR)
+#undef UKES_SAME_SCALAR
   return t;
 }
 
@@ -138,6 +144,7 @@ BatchResults mixed_results(int count, std::uint64_t seed) {
   set(r.qd, 2, 6, kNaN);
   set(r.residual_max, 3, 8, kInf);
   set(r.force_max, 0, 9, kNaN);
+  set(r.control_effort_max, 0, 12, kInf);
   set(r.q, 0, 1, kNaN);
   set(r.q, 1, 4, 1e300);  // would be the max if failed systems counted
   set(r.force_max, 0, 7, -kInf);

@@ -26,8 +26,10 @@ Summary thrust_summary_of(const std::vector<double>& values) {
   const std::vector<std::int32_t> status(values.size(), 0);
   const std::vector<double> zeros(values.size(), 0.0);
   const std::vector<std::int64_t> steps(values.size(), 1);
-  const ThrustStatisticsInput in{
-      count, 1, 0, status.data(), values.data(), zeros.data(), nullptr, zeros.data(), steps.data()};
+  ThrustStatisticsInput in{count, 1, 0, status.data(), values.data(), zeros.data(), nullptr};
+  in.force_max = zeros.data();
+  in.control_effort_max = zeros.data();
+  in.steps = steps.data();
   return ensemble_statistics_thrust(thrust::host, in).q.at(0);
 }
 

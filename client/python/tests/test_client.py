@@ -246,6 +246,15 @@ def test_controlled_run_carries_effort_controller_parameters_and_the_control_for
     assert result.trajectory_fields["control"].shape == (2, 5, 4)
     # The payload mismatch shows as tracking error on the servo rows.
     assert (result.residual_max[:, 0] > 1e-9).all()
+    # The ensemble statistics summarize the effort and the tracking error over the ok systems.
+    effort = result.statistics["control_effort_max"]
+    assert effort["count"] == 6
+    for p in (50, 95, 99):
+        np.testing.assert_allclose(effort[f"p{p}"],
+                                   np.percentile(result.control_effort_max, p), rtol=1e-14)
+    tracking = result.statistics["residual_max"]["position"][0]
+    np.testing.assert_allclose(tracking["p95"], np.percentile(result.residual_max[:, 0], 95),
+                               rtol=1e-14)
 
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(spec))
@@ -255,3 +264,4 @@ def test_controlled_run_carries_effort_controller_parameters_and_the_control_for
     binary = ukes.load(tmp_path / "r.h5")
     for name in ("control_params", "control_effort_max", "residual_max", "q"):
         np.testing.assert_array_equal(getattr(binary, name), getattr(result, name), err_msg=name)
+    assert binary.statistics["control_effort_max"] == effort

@@ -128,9 +128,10 @@ def _ensemble(group: "h5py.Group", coordinates: list[str], residual_names: list[
         "residual_max": {"position": slots[:position_rows],
                          "position_rate": slots[position_rows:2 * position_rows],
                          "velocity": slots[2 * position_rows:]},
-        "force_max": single(group["force_max"][()]), "steps": single(group["steps"][()]),
     })
-    for summary in [out["force_max"], out["steps"], *out["q"], *out["qd"], *slots]:
+    scalars = [name for name in group if name not in out and name != "statistic"]
+    out.update({name: single(group[name][()]) for name in scalars})
+    for summary in [*(out[name] for name in scalars), *out["q"], *out["qd"], *slots]:
         summary["count"] = int(summary["count"])
     return out
 

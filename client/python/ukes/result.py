@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     import xarray
 
 
+# The per-system scalars the ensemble statistics summarize (force_max, control_effort_max, steps):
+# EnsembleStatistics' single Summary fields, as the server's list (UKES_SUMMARIZED_SCALARS in
+# kernels/ensemble/system_record.hpp) names them.
+SUMMARIZED_SCALARS = tuple(
+    f.name for f in pb.EnsembleStatistics.DESCRIPTOR.fields
+    if f.message_type == pb.Summary.DESCRIPTOR and f.label != f.LABEL_REPEATED)
+
+
 def summary_dict(s: pb.Summary) -> dict[str, float]:
     """One Summary (count, min, max, mean, std, p50, p95, p99) as a dict."""
     return {k: getattr(s, k) for k in ("count", "min", "max", "mean", "std", "p50", "p95", "p99")}
@@ -199,5 +207,5 @@ def statistics_dict(s: pb.EnsembleStatistics, model: pb.Model) -> dict[str, Any]
         "q": named(s.q, model.coordinates), "qd": named(s.qd, model.coordinates),
         "residual_max": {"position": slots[:rows], "position_rate": slots[rows:2 * rows],
                          "velocity": slots[2 * rows:]},
-        "force_max": summary_dict(s.force_max), "steps": summary_dict(s.steps),
+        **{name: summary_dict(getattr(s, name)) for name in SUMMARIZED_SCALARS},
     }

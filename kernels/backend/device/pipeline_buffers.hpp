@@ -136,8 +136,11 @@ void gather_rows(T* chunk, const T* batch, int total, int begin, int count, int 
 template <class Api>
 struct ResidentSummaries {
   typename Api::template DeviceBuffer<std::int32_t> status;
-  typename Api::template DeviceBuffer<double> q, qd, residual_max, force_max;
-  typename Api::template DeviceBuffer<std::int64_t> steps;
+  typename Api::template DeviceBuffer<double> q, qd, residual_max;
+#define UKES_RESIDENT_SCALAR(name, encoding) \
+  typename Api::template DeviceBuffer<Storage<Encoding::encoding>> name;
+  UKES_SUMMARIZED_SCALARS(UKES_RESIDENT_SCALAR)
+#undef UKES_RESIDENT_SCALAR
 
   void reserve(const RecordShape& w, int total) {
     const auto c = static_cast<std::size_t>(total);
@@ -145,12 +148,17 @@ struct ResidentSummaries {
     grow(q, c * w.n);
     grow(qd, c * w.n);
     grow(residual_max, c * w.residual_slots);
-    grow(force_max, c);
-    grow(steps, c);
+#define UKES_GROW_SCALAR(name, encoding) grow(name, c);
+    UKES_SUMMARIZED_SCALARS(UKES_GROW_SCALAR)
+#undef UKES_GROW_SCALAR
   }
   static std::size_t bytes_per_system(const RecordShape& w) {
-    return sizeof(std::int32_t) + sizeof(std::int64_t) +
-           sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots + 1);
+    std::size_t scalars = 0;
+#define UKES_SCALAR_BYTES(name, encoding) scalars += sizeof(Storage<Encoding::encoding>);
+    UKES_SUMMARIZED_SCALARS(UKES_SCALAR_BYTES)
+#undef UKES_SCALAR_BYTES
+    return sizeof(std::int32_t) +
+           sizeof(double) * static_cast<std::size_t>(2 * w.n + w.residual_slots) + scalars;
   }
   void append(const RecordShape& w, int total, int begin, const BatchOutputView& chunk,
               typename Api::Stream& stream) {
@@ -160,8 +168,10 @@ struct ResidentSummaries {
     copy_rows<Api>(qd.data(), total, begin, chunk.qd, c, w.n, stream);
     copy_rows<Api>(residual_max.data(), total, begin, chunk.residual_max, c, w.residual_slots,
                    stream);
-    copy_rows<Api>(force_max.data(), total, begin, chunk.force_max, c, 1, stream);
-    copy_rows<Api>(steps.data(), total, begin, chunk.steps, c, 1, stream);
+#define UKES_APPEND_SCALAR(name, encoding) \
+  copy_rows<Api>(name.data(), total, begin, chunk.name, c, 1, stream);
+    UKES_SUMMARIZED_SCALARS(UKES_APPEND_SCALAR)
+#undef UKES_APPEND_SCALAR
   }
   ThrustStatisticsInput view(const RecordShape& w, int total) const {
     ThrustStatisticsInput v;
@@ -172,8 +182,9 @@ struct ResidentSummaries {
     v.q = q.data();
     v.qd = qd.data();
     v.residual_max = residual_max.data();
-    v.force_max = force_max.data();
-    v.steps = steps.data();
+#define UKES_VIEW_SCALAR(name, encoding) v.name = name.data();
+    UKES_SUMMARIZED_SCALARS(UKES_VIEW_SCALAR)
+#undef UKES_VIEW_SCALAR
     return v;
   }
 };

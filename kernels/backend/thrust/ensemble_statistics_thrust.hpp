@@ -4,7 +4,7 @@
 // same code with thrust::host (g++) against the host implementation.
 //
 // Work on the device: one pass counts the statuses and one compacts the ok ids; then per column
-// (q, qd, residual slots, force_max, steps) one gather of its finite ok values, one sort, two
+// (q, qd, residual slots, the summarized scalars) one gather of its finite ok values, one sort, two
 // reductions (sum, then squared deviations from the mean: the two-pass variance of the host) and
 // a 5-element transform that picks min, max and the percentiles out of the sorted values. The
 // scratch buffers are allocated once per call; what comes back is three scalars per column, the
@@ -74,8 +74,11 @@ struct IsFinite {
   UKES_HD bool operator()(double v) const { return isfinite(v); }
 };
 
-struct StepsAsDouble {
-  UKES_HD double operator()(std::int64_t steps) const { return static_cast<double>(steps); }
+struct AsDouble {
+  template <class Value>
+  UKES_HD double operator()(Value v) const {
+    return static_cast<double>(v);
+  }
 };
 
 struct SquaredDeviation {
@@ -184,7 +187,8 @@ EnsembleStatistics ensemble_statistics_thrust(const Policy& policy, const Thrust
       thrust::copy_if(policy, first_id, first_id + count, in.status, ids.get(), ts::IsOk{}) -
       ids.get();
 
-  const int columns = 2 * in.n + in.residual_slots + 2;
+  const int first_scalar = 2 * in.n + in.residual_slots;
+  const int columns = first_scalar + kSummarizedScalars;
   ScratchBuffer<double, Policy> values(policy, ok);
   ScratchBuffer<double, Policy> order(policy, ok > 0 ? ts::kOrderStatistics * columns : 0);
   std::vector<ts::ColumnMoments> moments(static_cast<std::size_t>(columns));
@@ -193,15 +197,18 @@ EnsembleStatistics ensemble_statistics_thrust(const Policy& policy, const Thrust
     moments[static_cast<std::size_t>(c)] = ts::summarize_column(
         policy, column, ids.get(), ok, values.get(), order.get() + ts::kOrderStatistics * c);
   };
-  // Columns in the order of EnsembleStatistics: q, qd, residual slots, force_max, steps.
+  // Columns in the order of EnsembleStatistics: q, qd, residual slots, the scalars.
   const std::ptrdiff_t stride = count;
   for (int j = 0; j < in.n; ++j) {
     summarize(j, in.q + j * stride);
     summarize(in.n + j, in.qd + j * stride);
   }
   for (int r = 0; r < in.residual_slots; ++r) summarize(2 * in.n + r, in.residual_max + r * stride);
-  summarize(columns - 2, in.force_max);
-  summarize(columns - 1, thrust::make_transform_iterator(in.steps, ts::StepsAsDouble{}));
+  int scalar = first_scalar;
+#define UKES_SUMMARIZE_SCALAR(name, encoding) \
+  summarize(scalar++, thrust::make_transform_iterator(in.name, ts::AsDouble{}));
+  UKES_SUMMARIZED_SCALARS(UKES_SUMMARIZE_SCALAR)
+#undef UKES_SUMMARIZE_SCALAR
 
   std::vector<double> picked(static_cast<std::size_t>(ts::kOrderStatistics * columns));
   if (ok > 0) copy_to_host(policy, order.get(), picked.size(), picked.data());
@@ -214,8 +221,10 @@ EnsembleStatistics ensemble_statistics_thrust(const Policy& policy, const Thrust
     e.qd.push_back(summary(in.n + j));
   }
   for (int r = 0; r < in.residual_slots; ++r) e.residual.push_back(summary(2 * in.n + r));
-  e.force_max = summary(columns - 2);
-  e.steps = summary(columns - 1);
+  scalar = first_scalar;
+#define UKES_SCALAR_SUMMARY(name, encoding) e.name = summary(scalar++);
+  UKES_SUMMARIZED_SCALARS(UKES_SCALAR_SUMMARY)
+#undef UKES_SCALAR_SUMMARY
   return e;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/ensemble/system_record.hpp"
+
 namespace ukes {
 
 // The arrays of BatchOutputView that the statistics read, for `count` systems: component k of
@@ -17,8 +19,10 @@ struct ThrustStatisticsInput {
   const double* q = nullptr;             // [n][count]
   const double* qd = nullptr;            // [n][count]
   const double* residual_max = nullptr;  // [residual_slots][count]
-  const double* force_max = nullptr;     // [count]
-  const std::int64_t* steps = nullptr;   // [count]
+  // [count] each: the scalars the statistics summarize (system_record.hpp).
+#define UKES_STATISTICS_INPUT(name, encoding) const Storage<Encoding::encoding>* name = nullptr;
+  UKES_SUMMARIZED_SCALARS(UKES_STATISTICS_INPUT)
+#undef UKES_STATISTICS_INPUT
 };
 
 }  // namespace ukes

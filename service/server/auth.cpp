@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/core/sha256.hpp"
+
 namespace ukes::server {
 namespace {
 
@@ -68,13 +70,7 @@ std::optional<std::string> spki_sha256(const X509* cert) {
   if (size <= 0 || EVP_Digest(der, static_cast<std::size_t>(size), digest, &digest_size,
                               EVP_sha256(), nullptr) != 1)
     return std::nullopt;
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < digest_size; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return to_hex(std::string_view(reinterpret_cast<const char*>(digest), digest_size));
 }
 
 // The principal of the client certificate the TLS handshake verified, if it has one.

@@ -1,15 +1,15 @@
 #include "service/server/job_store.hpp"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <stdexcept>
+
+#include "kernels/core/sha256.hpp"
 
 namespace ukes::server {
 
@@ -49,43 +49,8 @@ CREATE TABLE models (
   UNIQUE (owner, id));
 )";
 
-// SHA-256 over a row's fields, each length-prefixed so that no two rows hash the same bytes.
-class RowDigest {
- public:
-  RowDigest() : ctx_(EVP_MD_CTX_new()) {
-    if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1)
-      throw std::runtime_error("SHA-256 is not available");
-  }
-  ~RowDigest() { EVP_MD_CTX_free(ctx_); }
-  RowDigest(const RowDigest&) = delete;
-  RowDigest& operator=(const RowDigest&) = delete;
-
-  RowDigest& add(std::int64_t v) {
-    unsigned char le[8];
-    for (int k = 0; k < 8; ++k)
-      le[k] = static_cast<unsigned char>(static_cast<std::uint64_t>(v) >> (8 * k));
-    EVP_DigestUpdate(ctx_, le, sizeof le);
-    return *this;
-  }
-  RowDigest& add(double v) { return add(std::bit_cast<std::int64_t>(v)); }
-  RowDigest& add(const std::string& bytes) {
-    add(static_cast<std::int64_t>(bytes.size()));
-    EVP_DigestUpdate(ctx_, bytes.data(), bytes.size());
-    return *this;
-  }
-  std::string finish() {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned size = 0;
-    EVP_DigestFinal_ex(ctx_, out, &size);
-    return std::string(reinterpret_cast<const char*>(out), size);
-  }
-
- private:
-  EVP_MD_CTX* ctx_;
-};
-
 std::string job_checksum(const StoredJob& j) {
-  return RowDigest()
+  return Sha256()
       .add(j.id)
       .add(j.owner)
       .add(j.spec_json)
@@ -95,21 +60,21 @@ std::string job_checksum(const StoredJob& j) {
       .add(j.ended_at)
       .add(j.fetched_at)
       .add(std::int64_t{j.cancel_requested})
-      .finish();
+      .digest();
 }
 
 std::string chunk_checksum(const std::string& job, const StoredChunk& c) {
-  return RowDigest()
+  return Sha256()
       .add(job)
       .add(c.sequence)
       .add(std::int64_t{c.kind})
       .add(c.slice_end)
       .add(c.data)
-      .finish();
+      .digest();
 }
 
 std::string model_checksum(const StoredModel& m) {
-  return RowDigest().add(m.owner).add(m.id).add(m.definition_json).finish();
+  return Sha256().add(m.owner).add(m.id).add(m.definition_json).digest();
 }
 
 bool disk_full(sqlite3* db) {

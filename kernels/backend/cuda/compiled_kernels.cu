@@ -35,11 +35,11 @@ int device_arch() {
 std::string describe(const jit::CompiledKernel& compiled, int arch) {
   const jit::KernelResources& r = compiled.resources;
   char text[200];
-  std::snprintf(
-      text, sizeof text,
-      "compiled for the model (NVRTC, sm_%d, %.1f s, kept for the process): %d registers, "
-      "%d B stack, %d/%d B spill stores/loads",
-      arch, compiled.compile_s, r.registers, r.stack, r.spill_stores, r.spill_loads);
+  std::snprintf(text, sizeof text,
+                "compiled for the model (NVRTC, sm_%d, %s %.2f s, kept for the process): %d "
+                "registers, %d B stack, %d/%d B spill stores/loads",
+                arch, compiled.from_cache ? "from the disk cache in" : "compiled in",
+                compiled.compile_s, r.registers, r.stack, r.spill_stores, r.spill_loads);
   return text;
 }
 

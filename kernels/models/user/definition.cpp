@@ -1,11 +1,10 @@
 #include "kernels/models/user/definition.hpp"
 
-#include <openssl/evp.h>
-
 #include <cctype>
 #include <cmath>
 #include <map>
 
+#include "kernels/core/sha256.hpp"
 #include "kernels/expr/expression.hpp"
 
 namespace ukes {
@@ -529,20 +528,6 @@ void DefinitionReader::compile() {
   expr::run_segment<expr::kMaxRegisters>(view, expr::Segment::kInitialQd, in, [&](int k, double v) {
     d_.qd0[static_cast<std::size_t>(k)] = v;
   });
-}
-
-std::string sha256_hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("SHA-256 failed");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int k = 0; k < size; ++k) {
-    hex += kHex[digest[k] >> 4];
-    hex += kHex[digest[k] & 0xf];
-  }
-  return hex;
 }
 
 UserModelDefinition DefinitionReader::read() {

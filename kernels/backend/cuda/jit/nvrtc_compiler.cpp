@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "kernels/backend/cuda/jit/embedded_headers.hpp"
+#include "kernels/backend/cuda/jit/kernel_cache.hpp"
+#include "kernels/core/sha256.hpp"
 
 namespace ukes::jit {
 namespace {
@@ -117,33 +120,70 @@ std::string libcudacxx_include_dir() {
                      600));
 }
 
-CompiledKernel compile_kernel(const FusedSource& source, int arch) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+// The options of every compile for sm_<arch>, libcu++ under `include_dir`. As the module's own
+// kernels: C++20, NDEBUG (CMake's Release), FMA contraction (nvcc's default); -default-device:
+// header functions without __host__ __device__ are host code NVRTC would refuse, and no device
+// code calls one.
+std::vector<std::string> compile_options(int arch, const std::string& include_dir) {
+  return {"--std=c++20",
+          "-DNDEBUG",
+          "-default-device",
+          "--fmad=true",
+          "-Xptxas=-v",
+          "--gpu-architecture=sm_" + std::to_string(arch),
+          "--include-path=" + include_dir};
+}
+
+// The headers NVRTC is given: the embedded kernels/ headers, then the standard ones.
+struct HeaderSet {
   std::vector<std::string> standard;
   std::vector<const char*> names, texts;
-  for (int k = 0; k < kEmbeddedHeaderCount; ++k) {
-    names.push_back(kEmbeddedHeaders[k].name);
-    texts.push_back(kEmbeddedHeaders[k].text);
+  HeaderSet() {
+    for (int k = 0; k < kEmbeddedHeaderCount; ++k) {
+      names.push_back(kEmbeddedHeaders[k].name);
+      texts.push_back(kEmbeddedHeaders[k].text);
+    }
+    for (const char* name : kStandardHeaders) standard.push_back(standard_header(name));
+    for (std::size_t k = 0; k < standard.size(); ++k) {
+      names.push_back(kStandardHeaders[k]);
+      texts.push_back(standard[k].c_str());
+    }
   }
-  for (const char* name : kStandardHeaders) standard.push_back(standard_header(name));
-  for (std::size_t k = 0; k < standard.size(); ++k) {
-    names.push_back(kStandardHeaders[k]);
-    texts.push_back(standard[k].c_str());
-  }
+};
+
+const HeaderSet& headers() {
+  static const HeaderSet set;
+  return set;
+}
+
+// The cache key (kernel_cache.hpp): SHA-256 of everything the cubin depends on.
+std::string kernel_key(const FusedSource& source, const std::vector<std::string>& options) {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  Sha256 key;
+  key.add(std::string_view("ukes fused kernel")).add(std::int64_t{major}).add(std::int64_t{minor});
+  for (const auto& option : options) key.add(option);
+  key.add(source.text).add(source.name_expression);
+  const HeaderSet& h = headers();
+  for (std::size_t k = 0; k < h.names.size(); ++k)
+    key.add(std::string_view(h.names[k])).add(std::string_view(h.texts[k]));
+  return to_hex(key.digest());
+}
+
+CompiledKernel compile_with_nvrtc(const FusedSource& source,
+                                  const std::vector<std::string>& options) {
+  const HeaderSet& h = headers();
   std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{});
   check(nvrtcCreateProgram(program.get(), source.text.c_str(), "user_model_kernel.cu",
-                           static_cast<int>(names.size()), texts.data(), names.data()),
+                           static_cast<int>(h.names.size()), h.texts.data(), h.names.data()),
         "nvrtcCreateProgram");
   check(nvrtcAddNameExpression(*program, source.name_expression.c_str()), "nvrtcAddNameExpression");
-  const std::string include = "--include-path=" + libcudacxx_include_dir();
-  const std::string gpu = "--gpu-architecture=sm_" + std::to_string(arch);
-  // As the module's own kernels: C++20, NDEBUG (CMake's Release), FMA contraction (nvcc's
-  // default); -default-device: header functions without __host__ __device__ are host code NVRTC
-  // would refuse, and no device code calls one.
-  const char* options[] = {"--std=c++20", "-DNDEBUG",  "-default-device", "--fmad=true",
-                           "-Xptxas=-v",  gpu.c_str(), include.c_str()};
+  std::vector<const char*> option_texts;
+  for (const auto& option : options) option_texts.push_back(option.c_str());
   const nvrtcResult compiled =
-      nvrtcCompileProgram(*program, static_cast<int>(std::size(options)), options);
+      nvrtcCompileProgram(*program, static_cast<int>(option_texts.size()), option_texts.data());
   const std::string log = log_of(*program);
   if (compiled != NVRTC_SUCCESS)
     throw JitError(cut(std::string("NVRTC: ") + nvrtcGetErrorString(compiled) + "\n" + log, 2000));
@@ -158,9 +198,29 @@ CompiledKernel compile_kernel(const FusedSource& source, int arch) {
   kernel.lowered_name = lowered;
   kernel.ptxas_report = ptxas_lines(log);
   kernel.resources = resources_of(kernel.ptxas_report, kernel.lowered_name);
-  kernel.compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return kernel;
+}
+
+}  // namespace
+
+CompiledKernel compile_kernel(const FusedSource& source, int arch) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> options = compile_options(arch, libcudacxx_include_dir());
+  const auto settings = kernel_cache_settings();
+  std::optional<KernelCache> cache;
+  std::string key;
+  if (settings) {
+    cache.emplace(*settings);
+    key = kernel_key(source, options);
+  }
+  std::optional<CompiledKernel> kernel = cache ? cache->find(key) : std::nullopt;
+  if (!kernel) {
+    kernel = compile_with_nvrtc(source, options);
+    if (cache) cache->store(key, *kernel);
+  }
+  kernel->compile_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return *kernel;
 }
 
 }  // namespace ukes::jit

@@ -30,7 +30,8 @@ struct CompiledKernel {
   std::string lowered_name;  // the kernel's mangled name, for cudaLibraryGetKernel
   std::string ptxas_report;  // ptxas's resource lines, as it printed them
   KernelResources resources;
-  double compile_s = 0.0;
+  double compile_s = 0.0;   // seconds to compile, or to load from the disk cache
+  bool from_cache = false;  // loaded from the disk cache (kernel_cache.hpp)
 };
 
 // The figures ptxas's report gives for `function`.
@@ -41,7 +42,8 @@ KernelResources resources_of(const std::string& ptxas_report, const std::string&
 // itself). Throws JitError naming where it looked when none has it.
 std::string libcudacxx_include_dir();
 
-// Compiles `source` for sm_<arch> (90: H100/H200). Throws JitError.
+// Compiles `source` for sm_<arch> (90: H100/H200), or loads what an earlier compile of the same
+// inputs left in the disk cache (kernel_cache.hpp). Throws JitError.
 CompiledKernel compile_kernel(const FusedSource& source, int arch);
 
 }  // namespace ukes::jit

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "kernels/backend/cuda/jit/nvrtc_compiler.hpp"
 

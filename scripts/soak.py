@@ -16,10 +16,15 @@ directory on a small tmpfs (mounting needs root) and fills it for a while during
 that cannot store their results fail, submits are refused RESOURCE_EXHAUSTED, and once room
 returns everything runs as before.
 
+It never hangs: a job whose stream brings nothing for --stall seconds counts as stuck, a server
+that does not stop on SIGTERM is killed and counted, and --watchdog prints every thread's stack
+and exits 2 before a test runner's timeout would kill it silently.
+
   /usr/bin/python3 scripts/soak.py --seconds 60 --clients 8 --kills 3 [--corruptions 4]
       [--full-disk] [--build build] [--json]
 """
 import argparse
+import faulthandler
 import json
 import os
 import pathlib
@@ -47,9 +52,21 @@ def spec_of(model, count, method, t_end):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range. The server is restarted on the same port
+    after each kill; a port the kernel hands out for `bind(0)` or outgoing connections could be
+    taken by another process (a test running beside this one) in that window, and the clients
+    would then talk to a stranger."""
+    low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(min(20000, low - 1000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 class Server:
@@ -69,6 +86,9 @@ class Server:
             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = (self.work / "server.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"ukes-server exited ({self.process.returncode}):\n{tail}")
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", self.port)) == 0:
                     return
@@ -106,9 +126,16 @@ class Server:
         return out
 
     def stop(self):
+        """SIGTERM; returns False when the server had to be killed after 30 s."""
         self.sample_rss()
         self.process.terminate()
-        self.process.wait()
+        try:
+            self.process.wait(timeout=30)
+            return True
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            return False
 
 
 def corrupt_chunks(db, count, rng):
@@ -175,7 +202,8 @@ def references(build, work):
         path.write_text(json.dumps(spec_of(*s)))
         out = work / f"ref{k}.json"
         subprocess.run([build / "ukes", "run", path, "--out", out], check=True,
-                       capture_output=True, env=dict(os.environ, UKES_DISABLE_GPU="1"))
+                       capture_output=True, timeout=120,
+                       env=dict(os.environ, UKES_DISABLE_GPU="1"))
         refs.append(ukes.load(out))
     return refs
 
@@ -185,7 +213,7 @@ class Tally:
         self.lock = threading.Lock()
         self.counts = {k: 0 for k in ("succeeded", "cancelled", "failed", "wrong_results",
                                       "lost_chunks", "duplicated_chunks", "lost_across_restarts",
-                                      "disconnects", "disk_full_refusals")}
+                                      "disconnects", "disk_full_refusals", "stuck_jobs")}
         self.latencies = []
 
     def add(self, key, n=1):
@@ -197,15 +225,23 @@ class JobLost(Exception):
     """The restarted server does not know a job the killed one had accepted."""
 
 
-def stream_job(client, job_id, tally, rng):
+class JobStuck(Exception):
+    """A job's stream brought no chunk for `stall` seconds, across reconnects."""
+
+
+def stream_job(client, job_id, tally, rng, stall):
     """The job's chunks, each checked to come once and in order, with random disconnects."""
     import grpc
     from ukes.client import pb
     from ukes.result import ResultBuilder
     builder, last = ResultBuilder(), 0
+    progress_at = time.monotonic()
     while True:
+        left = progress_at + stall - time.monotonic()
+        if left <= 0:
+            raise JobStuck(f"job {job_id}: no chunk after {last} for {stall} s")
         call = client._stub.StreamJobResults(
-            pb.StreamJobResultsRequest(job_id=job_id, resume_after=last))
+            pb.StreamJobResultsRequest(job_id=job_id, resume_after=last), timeout=left)
         cut_after = rng.randrange(1, 8) if rng.random() < 0.3 else None
         try:
             for n, chunk in enumerate(call, 1):
@@ -214,7 +250,7 @@ def stream_job(client, job_id, tally, rng):
                     continue
                 if chunk.sequence != last + 1:
                     tally.add("lost_chunks", chunk.sequence - last - 1)
-                last = chunk.sequence
+                last, progress_at = chunk.sequence, time.monotonic()
                 builder.add(chunk)
                 if chunk.WhichOneof("payload") == "end":
                     return builder
@@ -228,7 +264,7 @@ def stream_job(client, job_id, tally, rng):
             time.sleep(0.05)
 
 
-def client_loop(address, refs, deadline, seed, tally):
+def client_loop(address, refs, deadline, seed, tally, stall):
     import grpc
     import numpy as np
     import ukes
@@ -242,9 +278,13 @@ def client_loop(address, refs, deadline, seed, tally):
                 if rng.random() < 0.15:
                     time.sleep(rng.random() * 0.2)
                     job.cancel()
-                builder = stream_job(client, job.id, tally, rng)
+                builder = stream_job(client, job.id, tally, rng, stall)
             except JobLost:
                 tally.add("lost_across_restarts")
+                continue
+            except JobStuck as e:
+                print(f"soak: {e}", file=sys.stderr)
+                tally.add("stuck_jobs")
                 continue
             except ukes.UkesError as e:
                 if e.code == grpc.StatusCode.NOT_FOUND:
@@ -281,7 +321,14 @@ def main():
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--stall", type=float, default=60.0,
+                        help="seconds without a chunk after which a job counts as stuck")
+    parser.add_argument("--watchdog", type=float, default=0.0,
+                        help="after this many seconds print every thread's stack and exit 2 "
+                        "(0: never)")
     args = parser.parse_args()
+    if args.watchdog > 0:
+        faulthandler.dump_traceback_later(args.watchdog, exit=True)
     build = pathlib.Path(args.build).resolve()
     sys.path.insert(0, str(build / "python"))
     with tempfile.TemporaryDirectory(prefix="ukes-soak-") as tmp:
@@ -299,7 +346,8 @@ def main():
                 disk.unmount()
     print(json.dumps(report) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
     bad = (report["wrong_results"] + report["lost_chunks"] + report["duplicated_chunks"] +
-           report["lost_across_restarts"] + report["corruptions_undetected"])
+           report["lost_across_restarts"] + report["corruptions_undetected"] +
+           report["stuck_jobs"] + report["clients_hung"] + (not report["server_stopped"]))
     return 1 if bad or report["succeeded"] == 0 else 0
 
 
@@ -308,8 +356,8 @@ def soak(args, build, work, disk):
     server, tally = Server(build, work), Tally()
     begin = time.monotonic()
     deadline = begin + args.seconds
-    threads = [threading.Thread(target=client_loop, args=(
-        f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally))
+    threads = [threading.Thread(target=client_loop, daemon=True, args=(
+        f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally, args.stall))
         for i in range(args.clients)]
     for t in threads:
         t.start()
@@ -329,15 +377,17 @@ def soak(args, build, work, disk):
         now = left // kills_left + (1 if left % kills_left else 0)
         corrupted |= server.kill_and_restart(now, rng)
         left -= now
-    for t in threads:
-        t.join()
+    for t in threads:  # a job started just before the deadline gets its full stall allowance
+        t.join(timeout=max(0.0, deadline + 2 * args.stall + 30 - time.monotonic()))
+    hung = sum(t.is_alive() for t in threads)
     elapsed = time.monotonic() - begin
-    server.stop()
+    stopped = server.stop()
     detected = {e.get("job") for e in server.events("chunk_corrupt")}
     lat = sorted(tally.latencies)
     pick = lambda q: round(lat[min(len(lat) - 1, int(q * len(lat)))], 4) if lat else None
     return dict(tally.counts, seconds=round(elapsed, 1), clients=args.clients,
-                kills=args.kills, jobs_corrupted=len(corrupted),
+                kills=args.kills, clients_hung=hung, server_stopped=stopped,
+                jobs_corrupted=len(corrupted),
                 corruptions_undetected=len(corrupted - detected), full_disk=bool(disk),
                 jobs_per_s=round(tally.counts["succeeded"] / elapsed, 2),
                 latency_p50_s=pick(0.5), latency_p99_s=pick(0.99),

@@ -11,8 +11,10 @@ build="${1:-build}"
 scripts/install-deps.sh
 jobs="$(nproc)"
 # ccache (CMakeLists.txt) keyed on paths relative to this tree: a fresh clone elsewhere (CI's)
-# reuses what an earlier build compiled.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# reuses what an earlier build of the same sources compiled. Always this tree, never an inherited
+# value: a base_dir above another checkout stores entries with this clone's absolute paths, which
+# no other clone can hit.
+export CCACHE_BASEDIR="$PWD"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_BUILD_TESTS=ON \
   -DUKES_BUILD_BENCHMARKS=ON
 cmake --build "$build" -j "$jobs"

@@ -2,7 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "service/runspec/run_spec.hpp"
 
 namespace ukes::cli {
 
@@ -31,15 +35,32 @@ struct RunOptions {
   std::string out;         // results JSON ("" = none)
   std::string h5;          // trajectories HDF5 ("" = none)
   int threads = 0;         // <= 0: all hardware threads (in-process only)
-  std::string server;      // "" = run in-process
+  std::string server;      // "" = run in-process; "A,B,...": sharded over those servers
   std::int64_t count = 0;  // > 0: replaces sweep.count
+  int shards = 0;          // > 0: shards of the run, dealt to the servers in turn
 };
 
 // `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--count N]
-//               [--server HOST:PORT]`
+//               [--server HOST:PORT[,HOST:PORT...]] [--shards N]`
 int run_command(const RunOptions& options);
-// `ukes run --server`: the same run on a server (remote_commands.cpp).
+// `ukes run --server`: the same run on a server (remote_commands.cpp), or sharded over several.
 int run_on_server(const RunOptions& options);
+
+// How an in-process run parses its spec: with this machine's GPU when the spec may use one.
+ParseOptions local_parse_options(const nlohmann::json& doc);
+
+// Whether this process was started by an MPI launcher (mpirun, srun); always false in a build
+// without MPI. `ukes run` in-process then runs as one rank of a sharded run (mpi_run.cpp).
+bool launched_by_mpi();
+int run_as_mpi_rank(const RunOptions& options);
+
+// "a:1,b:2" -> {"a:1", "b:2"} (empty entries dropped).
+std::vector<std::string> split_servers(const std::string& list);
+struct ResultFiles;  // client/summary.hpp
+// The run `text` describes in `shards` shards, shard k on servers[k % servers.size()], followed
+// side by side and merged into one run's files and summary (sharded_run.cpp).
+int run_sharded(const std::vector<std::string>& servers, int shards, const std::string& text,
+                const ResultFiles& files);
 
 // Reads the spec document from `path` ("-": standard input) and, when `count` > 0, replaces its
 // sweep.count. On failure prints why and returns kExitUsage; kExitOk otherwise.

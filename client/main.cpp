@@ -1,7 +1,7 @@
 // ukes: ensembles of constrained mechanical systems (Udwadia-Kalaba equation).
 //   ukes models [--json]
 //   ukes run SPEC [--out results.json|results.h5] [--h5 traj.h5] [--threads N] [--count N]
-//                 [--server HOST:PORT]
+//                 [--server HOST:PORT[,HOST:PORT...]] [--shards N]
 //   ukes submit SPEC [--server HOST:PORT] [--count N] [--timeout S] [--no-summaries]
 //   ukes attach JOB_ID [--server HOST:PORT] [--out results.json] [--h5 traj.h5]
 //   ukes status JOB_ID [--server HOST:PORT] [--json]
@@ -109,7 +109,12 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& run_options) {
   run->add_option("--count", run_options.count, "Replace the spec's sweep.count")
       ->check(CLI::Range(std::int64_t{1}, kMaxCount));
   run->add_option("--server", run_options.server,
-                  "Run on a ukes server (HOST:PORT) instead of in-process");
+                  "Run on a ukes server (HOST:PORT) instead of in-process; a comma-separated "
+                  "list shards the run over those servers");
+  run->add_option("--shards", run_options.shards,
+                  "Split the run into N shards, dealt to the --server list in turn (default: "
+                  "one per server)")
+      ->check(CLI::Range(1, 4096));
   return run;
 }
 

@@ -1,5 +1,5 @@
-// Talking to a ukes-server: the channel, what a failed call means for the user, and following a
-// job's result stream to its end (resuming it when the connection breaks) with a progress bar.
+// Talking to a ukes-server: the channel, what a failed call means for the user, waiting out a
+// full queue, and the progress bar; following a job's result stream is client/job_follower.hpp.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -83,7 +83,7 @@ using StreamOpener =
 
 // Follows a job's results from the stream `open` starts to the job's end, resuming with
 // StreamJobResults after transient breaks. A job that succeeds is summarized on standard output
-// and its files are written; returns the exit code.
+// and its files are written; returns the exit code (client/job_follower.cpp).
 int follow_job(v1::UkesService::Stub& stub, const std::string& server, const StreamOpener& open,
                const ResultFiles& files);
 

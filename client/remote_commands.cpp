@@ -115,16 +115,25 @@ int run_on_server(const RunOptions& options) {
     std::fprintf(stderr, "ukes: --threads cannot be used with --server (the server decides)\n");
     return kExitUsage;
   }
+  const std::vector<std::string> servers = split_servers(options.server);
+  if (servers.empty()) {
+    std::fprintf(stderr, "ukes: --server names no server\n");
+    return kExitUsage;
+  }
   const ResultFiles files{options.out, options.h5};
   std::string text;
   if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
   if (const int rc = check_result_files(files); rc != kExitOk) return rc;
+  if (servers.size() > 1 || options.shards > 1) {
+    const int shards = options.shards > 0 ? options.shards : static_cast<int>(servers.size());
+    return run_sharded(servers, shards, text, files);
+  }
 
   v1::SimulateRequest request;
   request.mutable_job()->set_spec_json(text);
-  const auto stub = connect(options.server);
+  const auto stub = connect(servers.front());
   return follow_job(
-      *stub, options.server,
+      *stub, servers.front(),
       [&request](v1::UkesService::Stub& s, grpc::ClientContext& context) {
         return std::unique_ptr<ResultReader>(s.Simulate(&context, request));
       },

@@ -145,6 +145,11 @@ int load_spec_text(const std::string& path, std::int64_t count, std::string& tex
 
 int run_command(const RunOptions& options) {
   if (!options.server.empty()) return run_on_server(options);
+  if (options.shards > 0) {
+    std::fprintf(stderr, "ukes: --shards needs --server (an in-process run uses every thread)\n");
+    return kExitUsage;
+  }
+  if (launched_by_mpi()) return run_as_mpi_rank(options);
   if (!options.out.empty() && options.out == options.h5) {
     std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", options.out.c_str());
     return kExitUsage;

@@ -17,23 +17,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Copies the trajectories of `part` into their slots of `all` (allocated with every recorded id).
-void copy_trajectories(const BatchResults& part, int offset, BatchResults& all) {
-  const auto k = static_cast<std::size_t>(part.samples);
-  const RecordShape shape = part.shape();
-  for (std::size_t local = 0; local < part.traj_ids.size(); ++local) {
-    const auto global = static_cast<std::size_t>(all.traj_slot[offset + part.traj_ids[local]]);
-    for_each_trajectory(
-        [&](const FieldInfo& f, const std::vector<double>& from, std::vector<double>& to) {
-          const std::size_t block = k * static_cast<std::size_t>(shape(f.width));
-          if (block > 0)
-            std::memcpy(to.data() + global * block, from.data() + local * block,
-                        sizeof(double) * block);
-        },
-        part, all);
-  }
-}
-
 // Where the slices run. A GPU that breaks under an `auto` run hands that slice, and the rest of
 // the run, to the CPU.
 struct SliceDevice {
@@ -121,6 +104,22 @@ SliceCosts slice_costs(const RunSpec& spec) {
   costs.per_trajectory = 2 * static_cast<std::int64_t>(trajectory_bytes_per_sample(shape)) *
                          static_cast<std::int64_t>(spec.output.samples);
   return costs;
+}
+
+void copy_trajectories(const BatchResults& part, int offset, BatchResults& all) {
+  const auto k = static_cast<std::size_t>(part.samples);
+  const RecordShape shape = part.shape();
+  for (std::size_t local = 0; local < part.traj_ids.size(); ++local) {
+    const auto global = static_cast<std::size_t>(all.traj_slot[offset + part.traj_ids[local]]);
+    for_each_trajectory(
+        [&](const FieldInfo& f, const std::vector<double>& from, std::vector<double>& to) {
+          const std::size_t block = k * static_cast<std::size_t>(shape(f.width));
+          if (block > 0)
+            std::memcpy(to.data() + global * block, from.data() + local * block,
+                        sizeof(double) * block);
+        },
+        part, all);
+  }
 }
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {

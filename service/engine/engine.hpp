@@ -84,4 +84,9 @@ struct RunOutcome {
 
 RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options = {});
 
+// Copies the trajectories of `part`, whose system i is system offset + i of `all`, into their
+// slots of `all` (allocated with every recorded id): a slice's into the run's, a shard's into
+// the merged run's.
+void copy_trajectories(const BatchResults& part, int offset, BatchResults& all);
+
 }  // namespace ukes

@@ -111,6 +111,7 @@ json spec_json_from_proto(const v1::RunSpec& s) {
     j["stabilization"] = std::move(o);
   }
   if (s.has_control()) j["control"] = control_json(s.control());
+  if (s.has_shard()) j["shard"] = {{"first", s.shard().first()}, {"count", s.shard().count()}};
   if (s.has_precision()) j["precision"] = s.precision();
   if (s.has_device()) j["device"] = s.device();
   if (s.has_gpu_path()) j["gpu_path"] = s.gpu_path();

@@ -98,7 +98,7 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
   hdf5::attr_string(f, "run", results_header_json(spec, out).dump());
 
   std::vector<std::int64_t> ids(count);
-  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  std::iota(ids.begin(), ids.end(), spec.shard.first);  // a shard's: the whole run's ids
   Handle system =
       hdf5::column_dataset(f, "system", H5T_STD_I64LE, 8, {count}, ids.data(), kChunkRows);
   hdf5::make_scale(system, "system");

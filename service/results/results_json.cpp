@@ -132,6 +132,9 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
                   {"sampler", sampler_name(spec.sweep->sampler)},
                   {"dimensions", dims}};
   }
+  if (spec.sharded())
+    h["shard"] = {
+        {"first", spec.shard.first}, {"count", spec.shard.count}, {"of", spec.whole_count}};
   const std::int64_t steps = total_steps(out.results);
   h["total_s"] = out.total_s;
   h["steps_total"] = steps;
@@ -176,7 +179,7 @@ class SystemLines {
 
   void append(std::string& line, int i) const {
     line += "{\"id\": ";
-    append_number(line, std::int64_t{i});
+    append_number(line, spec_.shard.first + i);  // a shard's: the whole run's ids
     for_each_result(
         [&](const FieldInfo& f, const auto& values) {
           line += ", \"";

@@ -76,9 +76,11 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
   const std::vector<double> times = sample_times(spec.settings);
   Handle t = hdf5::doubles(f, "t", {times.size()}, times.data());
   hdf5::make_scale(t, "t");
-  const std::vector<std::int64_t> ids(r.traj_ids.begin(), r.traj_ids.end());
-  Handle sys =
-      hdf5::dataset(f, "system_ids", H5T_STD_I64LE, H5T_NATIVE_INT64, {ids.size()}, ids.data());
+  const std::vector<std::int64_t> ids(r.traj_ids.begin(), r.traj_ids.end());  // in the batch
+  std::vector<std::int64_t> system_ids = ids;  // in the whole run (a shard's start further on)
+  for (std::int64_t& id : system_ids) id += spec.shard.first;
+  Handle sys = hdf5::dataset(f, "system_ids", H5T_STD_I64LE, H5T_NATIVE_INT64, {system_ids.size()},
+                             system_ids.data());
   hdf5::make_scale(sys, "system_ids");
   hdf5::NameScales names = hdf5::name_scales(f, *spec.model);
 

@@ -387,7 +387,7 @@ void parse_trajectories(const json& j, std::int64_t count, OutputSpec& out) {
       fail(p,
            "system id " + std::to_string(id) + " out of range [0, " + std::to_string(count) + ")");
     if (!seen.insert(id).second) fail(p, "duplicate system id " + std::to_string(id));
-    out.trajectory_ids.push_back(static_cast<std::int32_t>(id));
+    out.listed_ids.push_back(static_cast<std::int32_t>(id));
   }
 }
 
@@ -515,6 +515,31 @@ SpecSystems parse_systems(const json& spec, RunSpec& rs) {
     parsed.count_field = "sweep.count";
   }
   return parsed;
+}
+
+// "shard": which of the `whole` systems the spec describes this run integrates.
+SystemRange parse_shard(const json& j, std::int64_t whole) {
+  require_object(j, "shard");
+  check_keys(j, "shard", {"first", "count"});
+  const json* first = find(j, "first");
+  if (!first) fail("shard.first", "required");
+  const json* count = find(j, "count");
+  if (!count) fail("shard.count", "required");
+  SystemRange r;
+  r.first = get_integer(*first, "shard.first", 0, whole - 1);
+  r.count = get_integer(*count, "shard.count", 1, whole - r.first);
+  return r;
+}
+
+// The shard's systems alone: explicit ones outside it are dropped, and the limits judge its count.
+void narrow_to_shard(const SystemRange& shard, SpecSystems& systems) {
+  auto& explicit_systems = systems.explicit_systems;
+  if (!explicit_systems.empty()) {
+    explicit_systems.erase(explicit_systems.begin() + shard.end(), explicit_systems.end());
+    explicit_systems.erase(explicit_systems.begin(), explicit_systems.begin() + shard.first);
+  }
+  systems.count = shard.count;
+  systems.count_field = "shard.count";
 }
 
 // The fields of "integrator" into s; true when it gives dt.
@@ -727,10 +752,16 @@ std::int64_t parse_output(const json* o, std::int64_t count, bool controlled, Ou
   return samples;
 }
 
-// The systems and samples a valid spec asks for, against the limits (never past INT32_MAX).
-void check_size_limits(const SpecLimits& lim, const SpecSystems& systems, std::int64_t samples) {
-  const std::int64_t max_systems =
-      std::min<std::int64_t>(lim.max_systems, std::numeric_limits<std::int32_t>::max());
+// The systems and samples a valid spec asks for, against the limits (never past INT32_MAX: system
+// ids are 32-bit, so a sharded run's whole count is held to that too).
+void check_size_limits(const SpecLimits& lim, const SpecSystems& systems, std::int64_t whole,
+                       std::int64_t samples) {
+  constexpr std::int64_t kMaxIds = std::numeric_limits<std::int32_t>::max();
+  if (whole != systems.count && whole > kMaxIds)
+    throw LimitError(systems.explicit_systems.empty() ? "sweep.count" : "systems",
+                     std::to_string(whole) + " systems exceed the limit of " +
+                         std::to_string(kMaxIds) + " system ids");
+  const std::int64_t max_systems = std::min<std::int64_t>(lim.max_systems, kMaxIds);
   if (systems.count > max_systems)
     throw LimitError(systems.count_field, std::to_string(systems.count) +
                                               " systems exceed the limit of " +
@@ -752,26 +783,33 @@ void check_trajectory_bytes(const SpecLimits& lim, const ModelInfo& m, std::int6
                          std::to_string(lim.max_trajectory_bytes));
 }
 
-// The recorded systems' ids (a list came resolved from the spec; all and first:N are resolved
-// here), and their trajectories of out.samples samples checked against the memory limit.
-void resolve_trajectories(const SpecLimits& lim, const ModelInfo& m, std::int64_t count,
-                          OutputSpec& out) {
+// The recorded systems among the shard's, as batch indices (a list came resolved from the spec,
+// in whole-run ids; all and first:N are resolved here), and their trajectories of out.samples
+// samples checked against the memory limit.
+void resolve_trajectories(const SpecLimits& lim, const ModelInfo& m, std::int64_t whole,
+                          const SystemRange& shard, OutputSpec& out) {
   switch (out.trajectories) {
     case TrajectoryMode::kNone:
       break;
     case TrajectoryMode::kAll:
     case TrajectoryMode::kFirst: {
+      const std::int64_t recorded =
+          out.trajectories == TrajectoryMode::kAll ? whole : std::min(out.first, whole);
       const std::int64_t n_out =
-          out.trajectories == TrajectoryMode::kAll ? count : std::min(out.first, count);
+          std::max<std::int64_t>(0, std::min(recorded, shard.end()) - shard.first);
       check_trajectory_bytes(lim, m, n_out, out.samples);
       for (std::int64_t i = 0; i < n_out; ++i)
         out.trajectory_ids.push_back(static_cast<std::int32_t>(i));
       break;
     }
-    case TrajectoryMode::kList:
+    case TrajectoryMode::kList: {
+      for (const std::int32_t id : out.listed_ids)
+        if (id >= shard.first && id < shard.end())
+          out.trajectory_ids.push_back(static_cast<std::int32_t>(id - shard.first));
       check_trajectory_bytes(lim, m, static_cast<std::int64_t>(out.trajectory_ids.size()),
                              out.samples);
       break;
+    }
   }
 }
 
@@ -793,13 +831,19 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
   check_keys(spec, "",
              {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "control", "precision", "device", "gpu_path", "output"});
+              "stabilization", "control", "precision", "device", "gpu_path", "output", "shard"});
   RunSpec rs;
   parse_model(spec, options, rs);
   const ModelInfo& m = *rs.model;
   rs.params = m.default_params();  // shared by every system
   if (const json* p = find(spec, "params")) parse_params(*p, "params", m, rs.params);
-  const SpecSystems systems = parse_systems(spec, rs);
+  SpecSystems systems = parse_systems(spec, rs);
+  rs.whole_count = systems.count;
+  rs.shard = {0, systems.count};
+  if (const json* sh = find(spec, "shard")) {
+    rs.shard = parse_shard(*sh, rs.whole_count);
+    narrow_to_shard(rs.shard, systems);
+  }
 
   EnsembleSettings& s = rs.settings;
   s = EnsembleSettings::for_model(m);
@@ -815,13 +859,13 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   parse_device(spec, options, rs);
   if (const json* v = find(spec, "gpu_path")) s.gpu_path = parse_gpu_path(*v, rs);
   const std::int64_t samples =
-      parse_output(find(spec, "output"), systems.count, s.control.active, rs.output);
+      parse_output(find(spec, "output"), rs.whole_count, s.control.active, rs.output);
 
   // The spec is valid; is it affordable?
-  check_size_limits(options.limits, systems, samples);
+  check_size_limits(options.limits, systems, rs.whole_count, samples);
   rs.output.samples = static_cast<int>(samples);
   s.samples = rs.output.samples;
-  resolve_trajectories(options.limits, m, systems.count, rs.output);
+  resolve_trajectories(options.limits, m, rs.whole_count, rs.shard, rs.output);
 
   build_batch(systems, options, rs);
   return rs;
@@ -858,7 +902,7 @@ Batch batch_slice(const RunSpec& rs, std::int64_t first, int count) {
   fill_control_params(rs, b);
   if (rs.sweep) {
     try {
-      apply_sweep(*rs.sweep, b, first);
+      apply_sweep(*rs.sweep, b, rs.shard.first + first);
     } catch (const std::invalid_argument& e) {
       fail("sweep", e.what());  // validated by parse_run_spec: not expected
     }

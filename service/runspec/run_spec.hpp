@@ -36,6 +36,10 @@
 //   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
 //                  fields = [q, qd, residual, force, control] (any non-empty subset; control
 //                  only in a controlled run, where it is in the default)}
+//   shard          {first, count}: run systems [first, first + count) of the ones the spec
+//                  describes, each exactly as the whole run has it (ids, samples and recorded
+//                  trajectories stay the whole run's); docs/SCALING.md. The limits apply to the
+//                  shard's count.
 #pragma once
 
 #include <cstdint>
@@ -101,11 +105,21 @@ struct ParseOptions {
 
 enum class TrajectoryMode { kNone, kAll, kFirst, kList };
 
+// Systems [first, first + count) of a run.
+struct SystemRange {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+  std::int64_t end() const { return first + count; }
+};
+
 struct OutputSpec {
   int samples = 101;
   TrajectoryMode trajectories = TrajectoryMode::kNone;
-  std::int64_t first = 0;                    // kFirst: N as written (may exceed the count)
-  std::vector<std::int32_t> trajectory_ids;  // resolved ids of the recorded systems, in order
+  std::int64_t first = 0;  // kFirst: N as written (may exceed the count)
+  // The recorded systems, in order, as indices into the batch (a shard's: its own systems among
+  // those the spec records, less RunSpec::shard.first).
+  std::vector<std::int32_t> trajectory_ids;
+  std::vector<std::int32_t> listed_ids;                     // kList: the ids as the spec lists them
   bool q = true, qd = true, residual = true, force = true;  // fields
   bool control = false;  // a controlled run's control force: asked, or by default in such a run
   // Whether trajectory field `name` (system_record.hpp) is written.
@@ -130,14 +144,20 @@ struct RunSpec {
   std::vector<double> control_params;
   std::optional<SweepSpec> sweep;
   bool explicit_systems = false;
+  // The systems the batch holds among those the spec describes ("shard"; all of them when the
+  // spec has none): batch system i is system shard.first + i of the whole run.
+  SystemRange shard;
+  std::int64_t whole_count = 0;  // the systems the spec describes
+  bool sharded() const { return shard.count != whole_count; }
 };
 
 // Parses and validates a spec; throws SpecError / LimitError.
 RunSpec parse_run_spec(const nlohmann::json& spec, const ParseOptions& options = {});
 
 // Systems [first, first + count) of the spec's batch, exactly as the whole batch holds them: the
-// spec's explicit systems, or the shared parameters, the sweep's shard of samples and the model's
-// default initial states. O(count) work and memory whatever the batch's size.
+// spec's explicit systems, or the shared parameters, the sweep's samples (of the whole run's
+// systems shard.first + first, ...) and the model's default initial states. O(count) work and
+// memory whatever the batch's size.
 Batch batch_slice(const RunSpec& spec, std::int64_t first, int count);
 
 // The widths of the spec's per-system record: its model's, with the controller's parameters in a

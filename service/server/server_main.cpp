@@ -79,6 +79,10 @@ void add_listen_options(CLI::App& app, ServerOptions& o) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   app.add_option("--port-file", o.port_file, "Write the bound port here once listening");
+  app.add_option("--health-port", o.health_port,
+                 "Also serve grpc.health.v1, and nothing else, in plain text on this port (for "
+                 "probes that speak no TLS; 0: any free port, logged)")
+      ->check(CLI::Range(0, 65535));
 }
 
 // What the server keeps: the job store and the registered models.
@@ -251,6 +255,12 @@ std::unique_ptr<ukes::server::JobManager> open_jobs(const ServerOptions& o) {
   }
 }
 
+// "HOST:PORT" of --listen (bracketed when IPv6) and `port`.
+std::string listen_address(const ServerOptions& o, int port) {
+  return (o.listen.find(':') != std::string::npos ? "[" + o.listen + "]" : o.listen) + ":" +
+         std::to_string(port);
+}
+
 // Starts serving `service` (with health checking and reflection) and publishes the bound port in
 // --port-file; null when it cannot listen or write that file (said on stderr).
 std::unique_ptr<grpc::Server> start_server(
@@ -259,9 +269,7 @@ std::unique_ptr<grpc::Server> start_server(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  const std::string address =
-      (o.listen.find(':') != std::string::npos ? "[" + o.listen + "]" : o.listen) + ":" +
-      std::to_string(o.port);
+  const std::string address = listen_address(o, o.port);
   builder.AddListeningPort(address, credentials, &bound_port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_request_bytes));
@@ -281,10 +289,33 @@ std::unique_ptr<grpc::Server> start_server(
   return server;
 }
 
-void log_listening(const ServerOptions& o, const ukes::server::JobManager& jobs, int port) {
+// --health-port: a server of its own, in plain text, with the health service alone (the default
+// one every server gets), reporting what the main server reports; null when there is none or it
+// cannot listen (said on stderr, `failed` set).
+std::unique_ptr<grpc::Server> start_health_server(const ServerOptions& o, int& bound_port,
+                                                  bool& failed) {
+  failed = false;
+  if (o.health_port < 0) return nullptr;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen_address(o, o.health_port), grpc::InsecureServerCredentials(),
+                           &bound_port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    std::fprintf(stderr, "ukes-server: cannot listen on %s (--health-port)\n",
+                 listen_address(o, o.health_port).c_str());
+    failed = true;
+    return nullptr;
+  }
+  server->GetHealthCheckService()->SetServingStatus("ukes.v1.UkesService", true);
+  return server;
+}
+
+void log_listening(const ServerOptions& o, const ukes::server::JobManager& jobs, int port,
+                   int health_port) {
   log_event(LogLevel::kInfo, "listening",
             {{"address", o.listen},
              {"port", port},
+             {"health_port", health_port},
              {"version", ukes::version()},
              {"data_dir", jobs.data_dir()},
              {"threads_per_job", jobs.threads_per_job()},
@@ -296,17 +327,19 @@ void log_listening(const ServerOptions& o, const ukes::server::JobManager& jobs,
 }
 
 // Serves until SIGINT or SIGTERM, then stops: streams get a moment to finish.
-void serve_until_stopped(grpc::Server& server, ukes::server::JobManager& jobs,
+void serve_until_stopped(grpc::Server& server, grpc::Server* health, ukes::server::JobManager& jobs,
                          const sigset_t& stop_signals) {
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     log_event(LogLevel::kInfo, "stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
     server.GetHealthCheckService()->Shutdown();
+    if (health) health->GetHealthCheckService()->Shutdown();
     // Memory-only jobs end cancelled (their streams see the JobEnd); durable ones stop without
     // ending, for the next server on the data directory to run again.
     jobs.shutdown();
     server.Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (health) health->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   });
   server.Wait();
   waiter.join();
@@ -329,8 +362,15 @@ int main(int argc, char** argv) {
   const std::unique_ptr<grpc::Server> server =
       start_server(o, service, security->credentials, bound_port);
   if (!server) return 1;
-  log_listening(o, *jobs, bound_port);
-  serve_until_stopped(*server, *jobs, stop_signals);
+  int health_port = -1;
+  bool health_failed = false;
+  const std::unique_ptr<grpc::Server> health = start_health_server(o, health_port, health_failed);
+  if (health_failed) {
+    server->Shutdown();
+    return 1;
+  }
+  log_listening(o, *jobs, bound_port, health_port);
+  serve_until_stopped(*server, health.get(), *jobs, stop_signals);
   log_event(LogLevel::kInfo, "stopped");
   return 0;
 }

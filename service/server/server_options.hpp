@@ -13,6 +13,9 @@ struct ServerOptions {
   std::string listen = "127.0.0.1";  // loopback unless told otherwise
   int port = 50051;                  // 0: any free port (see port_file)
   std::string port_file;             // written with the bound port once the server listens
+  // > 0 (or 0: any free port): a second, plaintext port on `listen` that serves grpc.health.v1
+  // alone, for probes that speak no TLS (Kubernetes' grpc probe); -1: none.
+  int health_port = -1;
   // Durable jobs: the job store's directory (service/server/job_store.hpp). Empty: jobs live in
   // memory, results beyond the memory budget spill to a private temporary directory.
   std::string data_dir;

@@ -100,7 +100,8 @@ void expect_same_results(const json& a, const json& b) {
 // ------------------------------------------------------------------ a TCP proxy that can be cut
 
 // Forwards 127.0.0.1:port() to a target port; cut() drops every open connection, as a network
-// failure would, while new connections keep working.
+// failure would, while new connections keep working; retarget() sends new connections to another
+// port (a server restarted elsewhere behind the same address).
 class TcpProxy {
  public:
   explicit TcpProxy(int target_port) : target_port_(target_port) {
@@ -131,6 +132,7 @@ class TcpProxy {
     cut_ = true;
     wake();
   }
+  void retarget(int port) { target_port_ = port; }
 
  private:
   static sockaddr_in loopback(int port) {
@@ -206,7 +208,7 @@ class TcpProxy {
     }
   }
 
-  int target_port_;
+  std::atomic<int> target_port_;
   int listener_ = -1;
   int port_ = 0;
   int wake_[2] = {-1, -1};
@@ -515,8 +517,7 @@ TEST_F(RemoteCliTest, AFullQueueIsWaitedOut) {
   const pid_t run = spawn_ukes("run small.json --server " + server() + " --out out/r.json", "run");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   for (const std::string tag : {"submit", "run"})
-    EXPECT_NE(read_file(base() / (tag + ".err")).find("waiting to try again"),
-              std::string::npos)
+    EXPECT_NE(read_file(base() / (tag + ".err")).find("waiting to try again"), std::string::npos)
         << tag;
   for (const std::string& id : {queued_id, endless_id}) {
     const Result cancelled = ukes("cancel " + id + " --server " + server());
@@ -599,7 +600,137 @@ TEST_F(RemoteCliTest, ACutConnectionIsResumedWithoutLoss) {
   expect_same_trajectories(out() / "remote.h5", out() / "local.h5");
 }
 
-// ------------------------------------------------------------------ 5. no server
+// ------------------------------------------------------------------ 5. sharded over servers
+
+TEST_F(RemoteCliTest, ShardsOverSeveralServersWriteTheSameFilesAsOneRun) {
+  start_server({"--threads", "1"});
+  ServerProcess second({"--threads", "1"}), third({"--threads", "2"});
+  write_file(base() / "sweep.json", R"({
+    "model": "duffing",
+    "sweep": {"count": 211, "seed": 5, "sampler": "sobol",
+              "vary": {"params.m1": {"uniform": [1.5, 2.5]}, "q0[0]": {"normal": [1.0, 0.01]}}},
+    "integrator": {"t_end": 1.0},
+    "output": {"samples": 11, "trajectories": [210, 0, 105, 33]}
+  })");
+  const Result local = ukes("run sweep.json --out out/local.json --h5 out/local.h5");
+  ASSERT_EQ(local.code, 0) << local.err;
+  const std::string two = server() + "," + second.address();
+  const std::string three = two + "," + third.address();
+  for (const std::string& servers : {two, three, two + " --shards 7", server() + " --shards 3"}) {
+    SCOPED_TRACE(servers);
+    const Result sharded =
+        ukes("run sweep.json --server " + servers + " --out out/sharded.json --h5 out/sharded.h5");
+    ASSERT_EQ(sharded.code, 0) << sharded.err;
+    expect_same_results(results("local.json"), results("sharded.json"));
+    expect_same_trajectories(out() / "local.h5", out() / "sharded.h5");
+    EXPECT_NE(sharded.out.find("count 211, ok 211, failed 0"), std::string::npos) << sharded.out;
+    EXPECT_EQ(sharded.err.find("will hold no trajectories"), std::string::npos) << sharded.err;
+  }
+}
+
+TEST_F(RemoteCliTest, AShardWhoseStreamBreaksResumesOnItsOwn) {
+  start_server({"--threads", "1"});
+  ServerProcess second({"--threads", "1"});
+  TcpProxy proxy(second.port());
+  write_file(base() / "long.json", kLongDuffing);
+  // Twice the systems, so that each shard takes as long as the long job.
+  const pid_t client =
+      spawn_ukes("run long.json --count 2000 --server " + server() + "," + proxy.address() +
+                     " --out out/sharded.json --h5 out/sharded.h5",
+                 "sharded");
+  // The second shard's job is the one announced on the proxy.
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  std::smatch m;
+  std::string err;
+  const std::regex on_proxy("ukes: job (\\S+) on " + proxy.address());
+  while (!std::regex_search(err, m, on_proxy) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    err = read_file(base() / "sharded.err");
+  }
+  ASSERT_TRUE(std::regex_search(err, m, on_proxy)) << err;
+  const std::string id = m[1];
+  const auto stub = v1::UkesService::NewStub(second.channel());
+  for (;;) {  // mid-run on the second server
+    grpc::ClientContext context;
+    v1::GetJobRequest request;
+    request.set_job_id(id);
+    v1::GetJobResponse job;
+    ASSERT_TRUE(stub->GetJob(&context, request, &job).ok());
+    if (job.state() == v1::JOB_STATE_RUNNING && job.progress().systems_done() > 0) break;
+    ASSERT_LE(job.state(), v1::JOB_STATE_RUNNING) << "the shard ended too soon to test this";
+    ASSERT_LT(Clock::now(), deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  proxy.cut();
+  ASSERT_EQ(wait_for(client), 0) << read_file(base() / "sharded.err");
+  EXPECT_NE(read_file(base() / "sharded.err").find("reconnecting to resume after chunk "),
+            std::string::npos);
+  const Result local = ukes("run long.json --count 2000 --out out/local.json --h5 out/local.h5");
+  ASSERT_EQ(local.code, 0) << local.err;
+  expect_same_results(results("sharded.json"), results("local.json"));
+  expect_same_trajectories(out() / "sharded.h5", out() / "local.h5");
+}
+
+TEST_F(RemoteCliTest, AShardWhoseServerIsKilledFinishesOnTheRestartedServer) {
+  start_server({"--threads", "1"});
+  auto second = std::make_unique<ServerProcess>(std::vector<std::string>{"--threads", "1"});
+  TcpProxy proxy(second->port());
+  write_file(base() / "long.json", kLongDuffing);
+  const pid_t client = spawn_ukes("run long.json --count 2000 --server " + server() + "," +
+                                      proxy.address() + " --out out/sharded.json",
+                                  "killed");
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const std::regex on_proxy("ukes: job (\\S+) on " + proxy.address());
+  std::smatch m;
+  std::string err;
+  while (!std::regex_search(err, m, on_proxy) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    err = read_file(base() / "killed.err");
+  }
+  ASSERT_TRUE(std::regex_search(err, m, on_proxy)) << err;
+  const std::string id = m[1];
+  const auto stub = v1::UkesService::NewStub(second->channel());
+  for (;;) {  // some slices of the shard stored, the rest to come
+    grpc::ClientContext context;
+    v1::GetJobRequest request;
+    request.set_job_id(id);
+    v1::GetJobResponse job;
+    ASSERT_TRUE(stub->GetJob(&context, request, &job).ok());
+    if (job.state() == v1::JOB_STATE_RUNNING && job.progress().systems_done() > 0) break;
+    ASSERT_LE(job.state(), v1::JOB_STATE_RUNNING) << "the shard ended too soon to test this";
+    ASSERT_LT(Clock::now(), deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // kill -9, and a new server on the same job store behind the same address.
+  kill(second->pid(), SIGKILL);
+  proxy.cut();
+  ServerProcess restarted({"--threads", "1", "--data-dir", second->data_dir().string()},
+                          testing::DataDir::kPrivate);
+  proxy.retarget(restarted.port());
+  ASSERT_EQ(wait_for(client), 0) << read_file(base() / "killed.err");
+  const Result local = ukes("run long.json --count 2000 --out out/local.json");
+  ASSERT_EQ(local.code, 0) << local.err;
+  expect_same_results(results("sharded.json"), results("local.json"));
+}
+
+TEST_F(RemoteCliTest, ShardingUsageErrors) {
+  start_server();
+  write_file(base() / "shard.json", R"({"model": "duffing", "sweep": {"count": 4},
+                                        "shard": {"first": 0, "count": 2}})");
+  const Result twice = ukes("run shard.json --server " + server() + "," + server());
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("the spec is a shard already"), std::string::npos) << twice.err;
+  write_file(base() / "bad.json", R"({"model": "duffing", "sweep": {"count": 4},
+                                      "integrator": {"rtol": -1}})");
+  const Result bad = ukes("run bad.json --server " + server() + "," + server());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("integrator.rtol"), std::string::npos) << bad.err;
+  const Result local = ukes("run bad.json --shards 2");
+  EXPECT_EQ(local.code, 2);
+  EXPECT_NE(local.err.find("--shards needs --server"), std::string::npos) << local.err;
+}
+
+// ------------------------------------------------------------------ 6. no server
 
 // A loopback port that nobody listens on (bound, then released).
 int unused_port() {

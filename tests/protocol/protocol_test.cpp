@@ -131,6 +131,21 @@ TEST(SpecProto, TypedControlMeansWhatItsJsonMeans) {
   EXPECT_TRUE(typed.output.control);
 }
 
+TEST(SpecProto, TypedShardMeansWhatItsJsonMeans) {
+  v1::RunSpec s = typed_scara_sweep();
+  s.mutable_shard()->set_first(30);
+  s.mutable_shard()->set_count(10);
+  const RunSpec typed = parse_run_spec(spec_json_from_proto(s));
+  json doc = parse_spec_text(kScaraSweepJson);
+  doc["shard"] = {{"first", 30}, {"count", 10}};
+  const RunSpec text = parse_run_spec(doc);
+  EXPECT_EQ(typed.batch.count, 10);
+  EXPECT_EQ(typed.shard.first, 30);
+  EXPECT_EQ(typed.whole_count, 40);
+  EXPECT_TRUE(same_bits(typed.batch.q0, text.batch.q0));
+  EXPECT_EQ(typed.output.trajectory_ids, (std::vector<std::int32_t>{9}));  // system 39
+}
+
 TEST(SpecProto, UnsetFieldsTakeTheDefaults) {
   v1::RunSpec s;
   s.set_model("duffing");

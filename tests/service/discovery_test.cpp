@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -47,6 +50,45 @@ TEST_F(DiscoveryTest, HealthSaysServingForTheServerAndTheService) {
   health::HealthCheckResponse response;
   EXPECT_EQ(health_check(*server_, "no.such.Service", &response).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+// --health-port: the port its "listening" log line names, once it has one (0: none in time).
+int logged_health_port(ServerProcess& server) {
+  for (int tries = 0; tries < 500; ++tries) {
+    const std::string log = server.log_text();
+    const auto at = log.find("\"health_port\":");
+    if (at != std::string::npos) return std::atoi(log.c_str() + at + 14);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
+
+TEST(HealthPort, ServesHealthAloneInPlainText) {
+  ServerProcess server({"--health-port", "0", "--threads", "1"});
+  const int port = logged_health_port(server);
+  ASSERT_GT(port, 0) << server.log_text();
+  ASSERT_NE(port, server.port());
+  const auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
+  for (const char* service : {"", "ukes.v1.UkesService"}) {
+    SCOPED_TRACE(std::string("service '") + service + "'");
+    grpc::ClientContext context;
+    set_deadline(context);
+    health::HealthCheckRequest request;
+    request.set_service(service);
+    health::HealthCheckResponse response;
+    const grpc::Status s = health::Health::NewStub(channel)->Check(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(response.status(), health::HealthCheckResponse::SERVING);
+  }
+  // Nothing else is served there: no job can be submitted or read on the probe's port.
+  grpc::ClientContext context;
+  set_deadline(context);
+  v1::GetServerInfoResponse info;
+  EXPECT_EQ(v1::UkesService::NewStub(channel)
+                ->GetServerInfo(&context, v1::GetServerInfoRequest{}, &info)
+                .error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 // One request/response exchange on the reflection stream.

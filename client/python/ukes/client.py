@@ -4,6 +4,9 @@
     client = ukes.Client("127.0.0.1:50051")
     result = client.run({"model": "scara", "sweep": {"count": 1000}})
     result.q            # final coordinates, [system, coordinate]
+
+    # One run sharded over several servers, merged into one Result (docs/SCALING.md).
+    result = ukes.Client(["h1:50051", "h2:50051"]).run(spec)
 """
 from __future__ import annotations
 
@@ -11,13 +14,15 @@ import json
 import os
 import pathlib
 import time
-from typing import Any, Iterator, Mapping, Optional, Union
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 import grpc
 from google.protobuf import json_format
 
 from ukes.errors import JobFailed, LimitError, from_rpc_error
 from ukes.result import Result, ResultBuilder
+from ukes.shards import merge, shard_specs
 from ukes.spec import spec_text
 from ukes.v1 import ukes_pb2 as pb
 from ukes.v1 import ukes_pb2_grpc as pb_grpc
@@ -36,22 +41,23 @@ class Job:
     """A job on the server. `stream()` yields its chunks as they come; `result()` waits for the
     end and returns the Result; `status()` and `cancel()` ask the server."""
 
-    def __init__(self, client: "Client", job_id: str, queue_position: int = 0):
+    def __init__(self, client: "Client", job_id: str, queue_position: int = 0, server: int = 0):
         self.client = client
         self.id = job_id
         self.queue_position = queue_position
+        self.server = server  # index into client.addresses
         self._builder = ResultBuilder()
 
     def status(self) -> dict[str, Any]:
         """The job's state ("running", ...), progress, chunks so far and message."""
-        r = self.client._call("GetJob", pb.GetJobRequest(job_id=self.id))
+        r = self.client._call("GetJob", pb.GetJobRequest(job_id=self.id), self.server)
         out = json_format.MessageToDict(r, preserving_proto_field_name=True)
         out["state"] = pb.JobState.Name(r.state).removeprefix("JOB_STATE_").lower()
         return out
 
     def cancel(self) -> str:
         """Stops the job; chunks already computed stay available. Returns the state it ended in."""
-        r = self.client._call("CancelJob", pb.CancelJobRequest(job_id=self.id))
+        r = self.client._call("CancelJob", pb.CancelJobRequest(job_id=self.id), self.server)
         return pb.JobState.Name(r.state).removeprefix("JOB_STATE_").lower()
 
     def stream(self, resume_after: int = 0,
@@ -63,7 +69,7 @@ class Job:
         while True:
             request = pb.StreamJobResultsRequest(job_id=self.id, resume_after=last)
             try:
-                for chunk in self.client._stub.StreamJobResults(request):
+                for chunk in self.client._stubs[self.server].StreamJobResults(request):
                     if chunk.sequence <= last:
                         continue
                     last, failures = chunk.sequence, 0
@@ -100,6 +106,30 @@ class Job:
         return self._builder.result()
 
 
+class ShardedJob:
+    """One run's shards, each a Job on one of the client's servers. `result()` follows them side
+    by side and merges their Results into the whole run's (ukes.shards.merge)."""
+
+    def __init__(self, jobs: Sequence[Job]):
+        self.jobs = list(jobs)
+        self.id = ",".join(j.id for j in self.jobs)
+
+    def status(self) -> list[dict[str, Any]]:
+        """Each shard's status, in system order."""
+        return [j.status() for j in self.jobs]
+
+    def cancel(self) -> list[str]:
+        """Stops every shard; returns the states they ended in."""
+        return [j.cancel() for j in self.jobs]
+
+    def result(self, progress: bool = False) -> Result:
+        """Waits for every shard and returns the merged Result; raises JobFailed for the first
+        shard (in system order) that did not succeed."""
+        with ThreadPoolExecutor(max_workers=len(self.jobs)) as pool:
+            futures = [pool.submit(j.result, progress) for j in self.jobs]
+            return merge([f.result() for f in futures])
+
+
 def _progress_bar():
     try:
         from tqdm.auto import tqdm
@@ -130,27 +160,38 @@ class Client:
     """A connection to ukes-server at `address` ("host:port"). Every failed call raises a
     ukes.UkesError (SpecError for a refused spec, naming its field; LimitError for a limit).
 
+    A list of addresses shards every run over those servers (docs/SCALING.md): `submit` and
+    `run` split the spec's systems into one shard per server (or `shards`, dealt to the servers
+    in turn) and the Result is the whole run's, equal to one server's to the bit. Other calls
+    go to the first server.
+
     A server that serves TLS (README.md, "Running it for a lab"): `ca` names the PEM file of
     the CA that signed its certificate (None: the system's roots), `token` is a bearer token
     it accepts, `client_cert` and `client_key` a certificate for mutual TLS. Each defaults to
     the environment variable the `ukes` command reads: UKES_CA, UKES_TOKEN, UKES_CLIENT_CERT,
     UKES_CLIENT_KEY. Without any of them the connection is plain text (loopback servers)."""
 
-    def __init__(self, address: str = "127.0.0.1:50051", timeout: float = 30.0, *,
+    def __init__(self, address: Union[str, Sequence[str]] = "127.0.0.1:50051",
+                 timeout: float = 30.0, *,
                  ca: Optional[Union[str, os.PathLike]] = None, token: Optional[str] = None,
                  client_cert: Optional[Union[str, os.PathLike]] = None,
                  client_key: Optional[Union[str, os.PathLike]] = None):
-        self.address = address
+        self.addresses = [address] if isinstance(address, str) else list(address)
+        if not self.addresses:
+            raise ValueError("Client needs at least one server address")
+        self.address = self.addresses[0]
         self.timeout = timeout
         env = os.environ.get
-        self._channel = _channel(address, ca or env("UKES_CA"), token or env("UKES_TOKEN"),
-                                 client_cert or env("UKES_CLIENT_CERT"),
-                                 client_key or env("UKES_CLIENT_KEY"))
-        self._stub = pb_grpc.UkesServiceStub(self._channel)
+        self._channels = [_channel(a, ca or env("UKES_CA"), token or env("UKES_TOKEN"),
+                                   client_cert or env("UKES_CLIENT_CERT"),
+                                   client_key or env("UKES_CLIENT_KEY")) for a in self.addresses]
+        self._stubs = [pb_grpc.UkesServiceStub(c) for c in self._channels]
+        self._stub = self._stubs[0]
 
     def close(self) -> None:
-        """Closes the connection (a `with` block does it on exit)."""
-        self._channel.close()
+        """Closes the connections (a `with` block does it on exit)."""
+        for channel in self._channels:
+            channel.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -158,9 +199,9 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, server: int = 0) -> Any:
         try:
-            return getattr(self._stub, method)(request, timeout=self.timeout)
+            return getattr(self._stubs[server], method)(request, timeout=self.timeout)
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
@@ -195,20 +236,33 @@ class Client:
         NOT_FOUND when it has none with that id."""
         self._call("DeleteModel", pb.DeleteModelRequest(model_id=model_id))
 
-    def submit(self, spec: Spec, timeout_s: float = 0.0, system_summaries: bool = True) -> Job:
+    def submit(self, spec: Spec, timeout_s: float = 0.0, system_summaries: bool = True,
+               shards: Optional[int] = None) -> Union[Job, ShardedJob]:
         """Queues a job for `spec` (a dict, a ukes.spec builder, or the path of a JSON or YAML
         spec file) and returns it at once. The server stops it after `timeout_s` seconds (0: no
-        limit)."""
-        request = pb.SubmitJobRequest(spec_json=spec_text(spec), timeout_s=timeout_s,
-                                      system_summaries=system_summaries)
-        r = self._call("SubmitJob", request)
-        return Job(self, r.job_id, r.queue_position)
+        limit). With several servers, or `shards` > 1, the run is split into shards (one per
+        server by default, dealt to the servers in turn) and a ShardedJob comes back."""
+        text = spec_text(spec)
+        shards = shards or len(self.addresses)
+        if shards == 1:
+            return self._submit(text, timeout_s, system_summaries, 0)
+        parts = shard_specs(json.loads(text), shards)
+        return ShardedJob([self._submit(json.dumps(p), timeout_s, system_summaries,
+                                        k % len(self.addresses)) for k, p in enumerate(parts)])
 
-    def run(self, spec: Spec, progress: bool = False, timeout_s: float = 0.0) -> Result:
+    def _submit(self, text: str, timeout_s: float, system_summaries: bool, server: int) -> Job:
+        request = pb.SubmitJobRequest(spec_json=text, timeout_s=timeout_s,
+                                      system_summaries=system_summaries)
+        r = self._call("SubmitJob", request, server)
+        return Job(self, r.job_id, r.queue_position, server)
+
+    def run(self, spec: Spec, progress: bool = False, timeout_s: float = 0.0,
+            shards: Optional[int] = None) -> Result:
         """Runs `spec` (a dict, a ukes.spec builder, or the path of a JSON or YAML spec file) on
         the server and returns its Result: per-system final states, statuses, residual and force
         maxima, the ensemble statistics, each system's inputs and any recorded trajectories, as
         numpy arrays. With `progress`, shows a
         progress bar. Raises SpecError (with .field) when the server refuses the spec and
-        JobFailed when the job does not succeed."""
-        return self.submit(spec, timeout_s=timeout_s).result(progress=progress)
+        JobFailed when the job does not succeed. Several servers, or `shards`, shard the run
+        as `submit` does."""
+        return self.submit(spec, timeout_s=timeout_s, shards=shards).result(progress=progress)

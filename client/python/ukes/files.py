@@ -58,7 +58,8 @@ def _result(description: dict[str, Any], model: pb.Model, param_names: list[str]
         residual_names=residual_names(model), param_names=param_names, systems=systems,
         statistics=statistics, sample_times=np.zeros(0),
         trajectory_ids=np.zeros(0, dtype=np.int64), elapsed_s=description.get("elapsed_s", 0.0),
-        steps_total=description.get("steps_total", 0))
+        steps_total=description.get("steps_total", 0),
+        first_id=description.get("shard", {}).get("first", 0))
 
 
 def _load_json(path: Path) -> Result:
@@ -123,4 +124,4 @@ def _add_trajectories(result: Result, h5: Path) -> None:
     result.trajectory_fields = contents["fields"]
     result.param_names = contents["param_names"]
     for name in ("params", "q0", "qd0"):
-        result.systems[name][ids] = contents[name]
+        result.systems[name][ids - result.first_id] = contents[name]

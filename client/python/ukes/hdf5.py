@@ -75,10 +75,11 @@ def write_trajectories(result: "Result", path: Union[str, os.PathLike]) -> None:
             if name in result.trajectory_fields:
                 component = "residual_row" if name == "residual" else "coordinate"
                 dataset(name, result.trajectory_fields[name], ("system_ids", "t", component))
-        dataset("params", result.params[ids], ("system_ids", "param"))
-        dataset("q0", result.q0[ids], ("system_ids", "coordinate"))
-        dataset("qd0", result.qd0[ids], ("system_ids", "coordinate"))
-        codes = np.asarray([STATUS_NAMES.index(s) for s in result.status[ids]], dtype=np.int32)
+        rows = ids - result.first_id  # a shard's rows start at its first system
+        dataset("params", result.params[rows], ("system_ids", "param"))
+        dataset("q0", result.q0[rows], ("system_ids", "coordinate"))
+        dataset("qd0", result.qd0[rows], ("system_ids", "coordinate"))
+        codes = np.asarray([STATUS_NAMES.index(s) for s in result.status[rows]], dtype=np.int32)
         status = dataset("status", codes, ("system_ids",))
         status.attrs["flag_values"] = np.arange(len(STATUS_NAMES), dtype=np.int32)
         status.attrs["flag_meanings"] = " ".join(STATUS_NAMES)

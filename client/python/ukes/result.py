@@ -50,7 +50,9 @@ class Result:
     that ended ok (as docs/RUNSPEC.md's "ensemble"). Recorded trajectories: `sample_times`,
     `trajectory_ids` (the recorded systems) and, per field, [recorded system, sample, component]
     arrays in `trajectory_fields`; `trajectories` gives them as an xarray.Dataset. `spec` is the
-    spec as the server ran it, `t0` and `t_end` its integration interval.
+    spec as the server ran it, `t0` and `t_end` its integration interval. A shard's Result
+    (ukes.shards) holds systems first_id, first_id + 1, ... of the whole run in its rows, and
+    its `trajectory_ids` are whole-run ids.
     """
 
     job_id: str
@@ -72,6 +74,7 @@ class Result:
     elapsed_s: float = 0.0
     steps_total: int = 0
     message: str = ""
+    first_id: int = 0
 
     def __getattr__(self, name: str) -> np.ndarray:
         # Only called for names that are not attributes: the per-system fields.
@@ -92,7 +95,7 @@ class Result:
                 for name, values in self.trajectory_fields.items()}
         coords = {"system": self.trajectory_ids, "time": self.sample_times,
                   "coordinate": self.coordinates, "row": self.residual_names}
-        recorded = self.trajectory_ids
+        recorded = self.trajectory_ids - self.first_id  # rows of the recorded systems
         data["params"] = (("system", "param"), self.params[recorded])
         data["q0"] = (("system", "coordinate"), self.q0[recorded])
         data["qd0"] = (("system", "coordinate"), self.qd0[recorded])
@@ -152,7 +155,8 @@ class ResultBuilder:
         self.columns = {f.name: f.columns(n, slots, len(h.model.params), controlled)
                         for f in FIELDS}
         self.systems = {f.name: f.empty(count, self.columns[f.name]) for f in FIELDS}
-        self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}
+        self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}  # the shard's ids
+        self.first_id = json.loads(h.spec_json or "{}").get("shard", {}).get("first", 0)
         samples, recorded = len(h.sample_times), len(h.trajectory_ids)
         widths = {"q": n, "qd": n, "force": n, "control": n, "residual": slots}
         self.traj = {f: np.full((recorded, samples, widths[f]), np.nan) for f in h.fields}
@@ -189,9 +193,9 @@ class ResultBuilder:
             residual_names=residual_names(h.model), param_names=[p.name for p in h.model.params],
             systems=self.systems, statistics=self.statistics,
             sample_times=np.asarray(h.sample_times),
-            trajectory_ids=np.asarray(h.trajectory_ids, dtype=np.int64),
+            trajectory_ids=np.asarray(h.trajectory_ids, dtype=np.int64) + self.first_id,
             trajectory_fields=self.traj, elapsed_s=self.end.elapsed_s,
-            steps_total=self.end.steps_total, message=self.end.message)
+            steps_total=self.end.steps_total, message=self.end.message, first_id=self.first_id)
 
 
 def statistics_dict(s: pb.EnsembleStatistics, model: pb.Model) -> dict[str, Any]:

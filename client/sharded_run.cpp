@@ -1,0 +1,153 @@
+// `ukes run SPEC --server A,B,...`: one run split into shards over several servers (or several
+// shards on one, --shards), followed side by side and put back together into the files and
+// summary one server would have given (service/engine/shards.hpp; docs/SCALING.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "client/commands.hpp"
+#include "client/job_follower.hpp"
+#include "service/engine/shards.hpp"
+#include "service/runspec/spec_text.hpp"
+
+namespace ukes::cli {
+
+namespace {
+
+// The progress of a sharded run: the sum of its shards' (the slowest one's time to go).
+class ShardProgress {
+ public:
+  ShardProgress(Console& console, const std::vector<SystemRange>& ranges) : console_(console) {
+    for (const SystemRange& r : ranges) {
+      v1::Progress p;
+      p.set_systems_total(r.count);
+      p.set_eta_s(-1);
+      shards_.push_back(p);
+    }
+  }
+
+  void update(std::size_t shard, const v1::Progress& progress) {
+    v1::Progress sum;
+    {
+      const std::lock_guard lock(mutex_);
+      shards_[shard] = progress;
+      double eta = 0;
+      for (const v1::Progress& p : shards_) {
+        sum.set_systems_done(sum.systems_done() + p.systems_done());
+        sum.set_systems_total(sum.systems_total() + p.systems_total());
+        sum.set_steps_done(sum.steps_done() + p.steps_done());
+        sum.set_system_steps_per_s(sum.system_steps_per_s() + p.system_steps_per_s());
+        sum.set_elapsed_s(std::max(sum.elapsed_s(), p.elapsed_s()));
+        const bool done = p.systems_done() >= p.systems_total();
+        eta = done ? eta : p.eta_s() < 0 || eta < 0 ? -1 : std::max(eta, p.eta_s());
+      }
+      sum.set_eta_s(eta);
+    }
+    console_.show(sum);
+  }
+
+ private:
+  std::mutex mutex_;
+  Console& console_;
+  std::vector<v1::Progress> shards_;
+};
+
+StreamOpener simulate_opener(const std::string& spec_json) {
+  v1::SimulateRequest request;
+  request.mutable_job()->set_spec_json(spec_json);
+  return [request](v1::UkesService::Stub& stub, grpc::ClientContext& context) {
+    return std::unique_ptr<ResultReader>(stub.Simulate(&context, request));
+  };
+}
+
+// The merged run's files and summary, as one job's.
+int report_merged(const std::vector<std::unique_ptr<JobFollower>>& followers,
+                  const ResultFiles& files) {
+  std::vector<ShardResult> shards;
+  std::int64_t steps_total = 0;
+  for (const auto& f : followers) {
+    shards.push_back({f->assembler().spec(), f->assembler().outcome()});
+    steps_total += f->assembler().end().steps_total();
+  }
+  try {
+    const MergedRun run = merge_shards(shards);
+    write_result_files(files, run.spec, run.outcome);
+    print_summary(run.spec, run.outcome, steps_total);
+    print_written(files, run.outcome);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes: %s\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::vector<std::string> split_servers(const std::string& list) {
+  std::vector<std::string> servers;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', begin), list.size());
+    if (comma > begin) servers.push_back(list.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  return servers;
+}
+
+int run_sharded(const std::vector<std::string>& servers, int shards, const std::string& text,
+                const ResultFiles& files) {
+  nlohmann::json doc;
+  try {
+    doc = parse_spec_text(text);
+  } catch (const SpecError& e) {
+    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (doc.is_object() && doc.contains("shard")) {
+    std::fprintf(stderr,
+                 "ukes: spec error: shard: the spec is a shard already; give the whole "
+                 "run to shard it over servers\n");
+    return kExitUsage;
+  }
+  const std::int64_t count = spec_system_count(doc);
+  // A spec whose size cannot be read is the first server's to refuse, with its reasons.
+  const std::vector<SystemRange> ranges =
+      shard_ranges(std::max<std::int64_t>(count, 1), count > 0 ? shards : 1);
+
+  Console console(isatty(STDERR_FILENO) != 0);
+  ShardProgress progress(console, ranges);
+  std::vector<std::unique_ptr<v1::UkesService::Stub>> stubs;
+  for (const std::string& server : servers)
+    stubs.push_back(v1::UkesService::NewStub(make_channel(server)));
+  std::vector<std::unique_ptr<JobFollower>> followers;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const std::size_t s = k % servers.size();
+    followers.push_back(std::make_unique<JobFollower>(
+        *stubs[s], servers[s], files, console,
+        [&progress, k](const v1::Progress& p) { progress.update(k, p); }));
+  }
+  std::vector<int> codes(ranges.size(), kExitOk);
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const std::string shard = count > 0 ? shard_spec(doc, ranges[k]).dump() : text;
+    threads.emplace_back([&codes, follower = followers[k].get(), k, shard] {
+      codes[k] = follower->run_to_end(simulate_opener(shard));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  console.clear();
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    if (codes[k] == kExitOk) continue;
+    std::fprintf(stderr, "ukes: shard %zu of %zu (systems %lld..%lld on %s) failed\n", k + 1,
+                 ranges.size(), static_cast<long long>(ranges[k].first),
+                 static_cast<long long>(ranges[k].end() - 1), followers[k]->server().c_str());
+    return codes[k];
+  }
+  return report_merged(followers, files);
+}
+
+}  // namespace ukes::cli

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -54,6 +55,53 @@ class ShardProgress {
   std::mutex mutex_;
   Console& console_;
   std::vector<v1::Progress> shards_;
+};
+
+// Once a shard has failed, the other shards' jobs are cancelled rather than left to run for a
+// result that will not be written: those under way at once, the others as their header names them.
+class ShardCancel {
+ public:
+  ShardCancel(const std::vector<std::unique_ptr<v1::UkesService::Stub>>& stubs, std::size_t shards)
+      : stubs_(stubs), job_ids_(shards) {}
+
+  // Shard k's job is `job_id` (called on its follower's thread with each progress report).
+  void started(std::size_t k, const std::string& job_id) {
+    const std::lock_guard lock(mutex_);
+    if (!job_ids_[k].empty()) return;
+    job_ids_[k] = job_id;
+    if (failed_) cancel(k);
+  }
+
+  void fail(std::size_t failed_shard) {
+    const std::lock_guard lock(mutex_);
+    if (failed_) return;
+    failed_ = true;
+    first_failed_ = failed_shard;
+    for (std::size_t k = 0; k < job_ids_.size(); ++k)
+      if (k != failed_shard && !job_ids_[k].empty()) cancel(k);
+  }
+
+  // The shard that failed first (the others may have failed only because they were cancelled).
+  std::optional<std::size_t> first_failed() {
+    const std::lock_guard lock(mutex_);
+    return failed_ ? std::optional(first_failed_) : std::nullopt;
+  }
+
+ private:
+  void cancel(std::size_t k) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::CancelJobRequest request;
+    request.set_job_id(job_ids_[k]);
+    v1::CancelJobResponse response;
+    stubs_[k % stubs_.size()]->CancelJob(&context, request, &response);  // best effort
+  }
+
+  std::mutex mutex_;
+  const std::vector<std::unique_ptr<v1::UkesService::Stub>>& stubs_;
+  std::vector<std::string> job_ids_;
+  bool failed_ = false;
+  std::size_t first_failed_ = 0;
 };
 
 StreamOpener simulate_opener(const std::string& spec_json) {
@@ -123,27 +171,35 @@ int run_sharded(const std::vector<std::string>& servers, int shards, const std::
   std::vector<std::unique_ptr<v1::UkesService::Stub>> stubs;
   for (const std::string& server : servers)
     stubs.push_back(v1::UkesService::NewStub(make_channel(server)));
+  ShardCancel cancel(stubs, ranges.size());
   std::vector<std::unique_ptr<JobFollower>> followers;
   for (std::size_t k = 0; k < ranges.size(); ++k) {
     const std::size_t s = k % servers.size();
+    // Progress comes from the header on, on the follower's own thread.
     followers.push_back(std::make_unique<JobFollower>(
         *stubs[s], servers[s], files, console,
-        [&progress, k](const v1::Progress& p) { progress.update(k, p); }));
+        [&progress, &cancel, &followers, k](const v1::Progress& p) {
+          cancel.started(k, followers[k]->assembler().header().job_id());
+          progress.update(k, p);
+        }));
   }
   std::vector<int> codes(ranges.size(), kExitOk);
   std::vector<std::thread> threads;
   for (std::size_t k = 0; k < ranges.size(); ++k) {
     const std::string shard = count > 0 ? shard_spec(doc, ranges[k]).dump() : text;
-    threads.emplace_back([&codes, follower = followers[k].get(), k, shard] {
+    threads.emplace_back([&codes, &cancel, follower = followers[k].get(), k, shard] {
       codes[k] = follower->run_to_end(simulate_opener(shard));
+      if (codes[k] != kExitOk) cancel.fail(k);
     });
   }
   for (std::thread& t : threads) t.join();
   console.clear();
-  for (std::size_t k = 0; k < ranges.size(); ++k) {
-    if (codes[k] == kExitOk) continue;
-    std::fprintf(stderr, "ukes: shard %zu of %zu (systems %lld..%lld on %s) failed\n", k + 1,
-                 ranges.size(), static_cast<long long>(ranges[k].first),
+  if (const std::optional<std::size_t> failed = cancel.first_failed()) {
+    const std::size_t k = *failed;
+    std::fprintf(stderr,
+                 "ukes: shard %zu of %zu (systems %lld..%lld on %s) failed; the other shards' "
+                 "jobs were cancelled\n",
+                 k + 1, ranges.size(), static_cast<long long>(ranges[k].first),
                  static_cast<long long>(ranges[k].end() - 1), followers[k]->server().c_str());
     return codes[k];
   }

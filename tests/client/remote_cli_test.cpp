@@ -713,6 +713,24 @@ TEST_F(RemoteCliTest, AShardWhoseServerIsKilledFinishesOnTheRestartedServer) {
   expect_same_results(results("sharded.json"), results("local.json"));
 }
 
+TEST_F(RemoteCliTest, AFailedShardCancelsTheOthers) {
+  start_server({"--threads", "1"});
+  ServerProcess small({"--threads", "1", "--max-systems", "100"});
+  write_file(base() / "long.json", kLongDuffing);
+  // 2000 systems a shard: the small server refuses its shard, the other's is cancelled.
+  const Result r = ukes("run long.json --count 4000 --server " + server() + "," + small.address() +
+                        " --out out/never.json");
+  EXPECT_EQ(r.code, 2) << r.err;  // a limit: the user's to change
+  EXPECT_NE(r.err.find("limit exceeded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("shard 2 of 2 (systems 2000..3999 on " + small.address() + ") failed"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out() / "never.json"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("ukes: job (\\S+) on " + server()))) << r.err;
+  EXPECT_EQ(get_job(m[1]).state(), v1::JOB_STATE_CANCELLED);
+}
+
 TEST_F(RemoteCliTest, ShardingUsageErrors) {
   start_server();
   write_file(base() / "shard.json", R"({"model": "duffing", "sweep": {"count": 4},

@@ -31,13 +31,14 @@ int read_definition_file(const std::string& path, std::string& text);
 int validate_command(const std::string& path, bool json);
 
 struct RunOptions {
-  std::string spec;        // path, or "-" for stdin
-  std::string out;         // results JSON ("" = none)
-  std::string h5;          // trajectories HDF5 ("" = none)
-  int threads = 0;         // <= 0: all hardware threads (in-process only)
-  std::string server;      // "" = run in-process; "A,B,...": sharded over those servers
-  std::int64_t count = 0;  // > 0: replaces sweep.count
-  int shards = 0;          // > 0: shards of the run, dealt to the servers in turn
+  std::string spec;           // path, or "-" for stdin
+  std::string out;            // results JSON ("" = none)
+  std::string h5;             // trajectories HDF5 ("" = none)
+  int threads = 0;            // <= 0: all hardware threads (in-process only)
+  std::string server;         // "" = run in-process; "A,B,...": sharded over those servers
+  std::int64_t count = 0;     // > 0: replaces sweep.count
+  int shards = 0;             // > 0: shards of the run, dealt to the servers in turn
+  bool each_address = false;  // every address a --server name resolves to is a server
 };
 
 // `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--count N]
@@ -56,6 +57,10 @@ int run_as_mpi_rank(const RunOptions& options);
 
 // "a:1,b:2" -> {"a:1", "b:2"} (empty entries dropped).
 std::vector<std::string> split_servers(const std::string& list);
+// Every address each HOST:PORT resolves to, as gRPC targets ("ipv4:10.0.0.7:50051",
+// "ipv6:[fd00::7]:50051"), in the resolver's order per name, duplicates dropped.
+// std::runtime_error naming the server when a name does not resolve.
+std::vector<std::string> each_address(const std::vector<std::string>& servers);
 struct ResultFiles;  // client/summary.hpp
 // The run `text` describes in `shards` shards, shard k on servers[k % servers.size()], followed
 // side by side and merged into one run's files and summary (sharded_run.cpp).

@@ -1,7 +1,7 @@
 // ukes: ensembles of constrained mechanical systems (Udwadia-Kalaba equation).
 //   ukes models [--json]
 //   ukes run SPEC [--out results.json|results.h5] [--h5 traj.h5] [--threads N] [--count N]
-//                 [--server HOST:PORT[,HOST:PORT...]] [--shards N]
+//                 [--server HOST:PORT[,HOST:PORT...]] [--shards N] [--each-address]
 //   ukes submit SPEC [--server HOST:PORT] [--count N] [--timeout S] [--no-summaries]
 //   ukes attach JOB_ID [--server HOST:PORT] [--out results.json] [--h5 traj.h5]
 //   ukes status JOB_ID [--server HOST:PORT] [--json]
@@ -115,6 +115,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& run_options) {
                   "Split the run into N shards, dealt to the --server list in turn (default: "
                   "one per server)")
       ->check(CLI::Range(1, 4096));
+  run->add_flag("--each-address", run_options.each_address,
+                "Shard over every address each --server name resolves to (a Kubernetes "
+                "headless Service: one name, one address per pod)");
   return run;
 }
 

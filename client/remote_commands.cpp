@@ -115,16 +115,24 @@ int run_on_server(const RunOptions& options) {
     std::fprintf(stderr, "ukes: --threads cannot be used with --server (the server decides)\n");
     return kExitUsage;
   }
-  const std::vector<std::string> servers = split_servers(options.server);
+  std::vector<std::string> servers = split_servers(options.server);
   if (servers.empty()) {
     std::fprintf(stderr, "ukes: --server names no server\n");
     return kExitUsage;
+  }
+  if (options.each_address) {
+    try {
+      servers = each_address(servers);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ukes: %s\n", e.what());
+      return kExitFailure;
+    }
   }
   const ResultFiles files{options.out, options.h5};
   std::string text;
   if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
   if (const int rc = check_result_files(files); rc != kExitOk) return rc;
-  if (servers.size() > 1 || options.shards > 1) {
+  if (servers.size() > 1 || options.shards > 1 || options.each_address) {
     const int shards = options.shards > 0 ? options.shards : static_cast<int>(servers.size());
     return run_sharded(servers, shards, text, files);
   }

@@ -1,8 +1,11 @@
 // `ukes run SPEC --server A,B,...`: one run split into shards over several servers (or several
 // shards on one, --shards), followed side by side and put back together into the files and
 // summary one server would have given (service/engine/shards.hpp; docs/SCALING.md).
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -144,6 +147,42 @@ std::vector<std::string> split_servers(const std::string& list) {
     begin = comma + 1;
   }
   return servers;
+}
+
+std::vector<std::string> each_address(const std::vector<std::string>& servers) {
+  std::vector<std::string> targets;
+  for (const std::string& server : servers) {
+    // HOST:PORT, [V6]:PORT, or gRPC's dns:///HOST:PORT.
+    std::string name = server.rfind("dns:///", 0) == 0 ? server.substr(7) : server;
+    const std::size_t colon = name.rfind(':');
+    if (colon == std::string::npos || colon + 1 == name.size())
+      throw std::runtime_error("--each-address: '" + server + "' is not HOST:PORT");
+    const std::string port = name.substr(colon + 1);
+    std::string host = name.substr(0, colon);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+      throw std::runtime_error("--each-address: cannot resolve '" + server +
+                               "': " + gai_strerror(rc));
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      char text[INET6_ADDRSTRLEN] = {};
+      const bool v6 = a->ai_family == AF_INET6;
+      const void* address =
+          v6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr)
+             : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr);
+      if (inet_ntop(a->ai_family, address, text, sizeof text) == nullptr) continue;
+      const std::string target = v6 ? "ipv6:[" + std::string(text) + "]:" + port
+                                    : "ipv4:" + std::string(text) + ":" + port;
+      if (std::find(targets.begin(), targets.end(), target) == targets.end())
+        targets.push_back(target);
+    }
+    freeaddrinfo(found);
+  }
+  return targets;
 }
 
 int run_sharded(const std::vector<std::string>& servers, int shards, const std::string& text,

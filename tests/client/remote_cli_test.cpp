@@ -731,6 +731,24 @@ TEST_F(RemoteCliTest, AFailedShardCancelsTheOthers) {
   EXPECT_EQ(get_job(m[1]).state(), v1::JOB_STATE_CANCELLED);
 }
 
+TEST_F(RemoteCliTest, EachAddressOfANameIsAServer) {
+  start_server({"--threads", "1"});
+  write_file(base() / "sweep.json", R"({"model": "duffing", "sweep": {"count": 50, "seed": 2},
+                                        "output": {"trajectories": [49, 0]}})");
+  const Result local = ukes("run sweep.json --out out/local.json");
+  ASSERT_EQ(local.code, 0) << local.err;
+  const std::string port = server().substr(server().rfind(':') + 1);
+  const Result each =
+      ukes("run sweep.json --server localhost:" + port + " --each-address --out out/each.json");
+  ASSERT_EQ(each.code, 0) << each.err;
+  EXPECT_NE(each.err.find(" on ipv4:127.0.0.1:" + port + " "), std::string::npos) << each.err;
+  expect_same_results(results("local.json"), results("each.json"));
+  const Result nowhere = ukes("run sweep.json --server no-such-host.invalid:1 --each-address");
+  EXPECT_EQ(nowhere.code, 1);
+  EXPECT_NE(nowhere.err.find("cannot resolve 'no-such-host.invalid:1'"), std::string::npos)
+      << nowhere.err;
+}
+
 TEST_F(RemoteCliTest, ShardingUsageErrors) {
   start_server();
   write_file(base() / "shard.json", R"({"model": "duffing", "sweep": {"count": 4},

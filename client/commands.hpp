@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "service/engine/shards.hpp"
 #include "service/runspec/run_spec.hpp"
 
 namespace ukes::cli {
@@ -50,6 +52,15 @@ int run_on_server(const RunOptions& options);
 // How an in-process run parses its spec: with this machine's GPU when the spec may use one.
 ParseOptions local_parse_options(const nlohmann::json& doc);
 
+// Runs `parse`: a SpecError or LimitError it throws is printed ("spec error: ...", "limit
+// exceeded: ...") and returned as kExitUsage; kExitOk otherwise.
+int spec_errors_as_usage(const std::function<void()>& parse);
+
+struct ResultFiles;  // client/summary.hpp
+// Fails before a long run when a result could not be written: kExitUsage when --out and --h5
+// name one file, kExitFailure when either cannot be written (said on stderr).
+int check_result_files(const ResultFiles& files);
+
 // Whether this process was started by an MPI launcher (mpirun, srun); always false in a build
 // without MPI. `ukes run` in-process then runs as one rank of a sharded run (mpi_run.cpp).
 bool launched_by_mpi();
@@ -61,7 +72,9 @@ std::vector<std::string> split_servers(const std::string& list);
 // "ipv6:[fd00::7]:50051"), in the resolver's order per name, duplicates dropped.
 // std::runtime_error naming the server when a name does not resolve.
 std::vector<std::string> each_address(const std::vector<std::string>& servers);
-struct ResultFiles;  // client/summary.hpp
+// The whole run from its shards (merge_shards): files written and summary printed as one
+// process's run; the exit code.
+int report_merged(const std::vector<ShardResult>& shards, const ResultFiles& files);
 // The run `text` describes in `shards` shards, shard k on servers[k % servers.size()], followed
 // side by side and merged into one run's files and summary (sharded_run.cpp).
 int run_sharded(const std::vector<std::string>& servers, int shards, const std::string& text,

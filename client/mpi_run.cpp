@@ -12,7 +12,6 @@
 #include "client/summary.hpp"
 #include "service/engine/shard_bytes.hpp"
 #include "service/engine/shards.hpp"
-#include "service/results/atomic_file.hpp"
 #include "service/runspec/spec_text.hpp"
 
 #if UKES_HAVE_MPI
@@ -82,11 +81,7 @@ std::string receive_bytes(int from) {
 // the limits are left to each rank's shard (a sweep too large for one process may be run on
 // many). Prints why and returns the exit code.
 int check_whole_spec(const std::string& text, const RunOptions& options) {
-  if (!options.out.empty() && options.out == options.h5) {
-    std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", options.out.c_str());
-    return kExitUsage;
-  }
-  try {
+  const int rc = spec_errors_as_usage([&] {
     const nlohmann::json doc = parse_spec_text(text);
     if (doc.is_object() && doc.contains("shard"))
       throw SpecError("shard", "the spec is a shard already; give the whole run to mpirun");
@@ -94,21 +89,8 @@ int check_whole_spec(const std::string& text, const RunOptions& options) {
     parse.build_batch = false;
     parse.limits.max_systems = INT_MAX;
     parse_run_spec(doc, parse);
-  } catch (const LimitError& e) {
-    std::fprintf(stderr, "ukes: limit exceeded: %s\n", e.what());
-    return kExitUsage;
-  } catch (const SpecError& e) {
-    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
-    return kExitUsage;
-  }
-  try {
-    if (!options.out.empty()) check_writable(options.out);
-    if (!options.h5.empty()) check_writable(options.h5);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ukes: %s\n", e.what());
-    return kExitFailure;
-  }
-  return kExitOk;
+  });
+  return rc != kExitOk ? rc : check_result_files({options.out, options.h5});
 }
 
 // The spec text, read and checked on rank 0 (so that one rank reports a bad spec, once) and
@@ -163,7 +145,7 @@ int gather_and_report(const std::vector<SystemRange>& ranges, const nlohmann::js
                       ShardRun& own, const RunOptions& options) {
   std::vector<ShardRun> others(ranges.size() - 1);
   std::vector<ShardResult> shards{{own.spec, own.outcome}};
-  try {
+  try {  // receive every rank's shard before anything is written
     for (std::size_t r = 1; r < ranges.size(); ++r) {
       ShardRun& s = others[r - 1];
       const nlohmann::json shard_doc = shard_spec(doc, ranges[r]);
@@ -174,16 +156,11 @@ int gather_and_report(const std::vector<SystemRange>& ranges, const nlohmann::js
       unpack_shard(receive_bytes(static_cast<int>(r)), s.spec, s.outcome);
       shards.push_back({s.spec, s.outcome});
     }
-    const MergedRun run = merge_shards(shards);
-    const ResultFiles files{options.out, options.h5};
-    write_result_files(files, run.spec, run.outcome);
-    print_summary(run.spec, run.outcome, total_steps(run.outcome.results));
-    print_written(files, run.outcome);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ukes: rank 0: %s\n", e.what());
     return kExitFailure;
   }
-  return kExitOk;
+  return report_merged(shards, {options.out, options.h5});
 }
 
 }  // namespace

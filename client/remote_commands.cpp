@@ -8,7 +8,6 @@
 
 #include "client/commands.hpp"
 #include "client/remote.hpp"
-#include "service/results/atomic_file.hpp"
 
 namespace ukes::cli {
 
@@ -23,22 +22,6 @@ void set_deadline(grpc::ClientContext& context) {
 
 std::unique_ptr<v1::UkesService::Stub> connect(const std::string& server) {
   return v1::UkesService::NewStub(make_channel(server));
-}
-
-// Fails before a long run when a result could not be written.
-int check_result_files(const ResultFiles& files) {
-  if (!files.out.empty() && files.out == files.h5) {
-    std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", files.out.c_str());
-    return kExitUsage;
-  }
-  try {
-    if (!files.out.empty()) check_writable(files.out);
-    if (!files.h5.empty()) check_writable(files.h5);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ukes: %s\n", e.what());
-    return kExitFailure;
-  }
-  return kExitOk;
 }
 
 int print_json(const google::protobuf::Message& message) {

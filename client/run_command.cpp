@@ -59,12 +59,8 @@ bool read_text(const std::string& path, std::string& text, std::string& error) {
 // Replaces sweep.count in the document; a usage error when the spec has no sweep to resize.
 int apply_count(std::string& text, std::int64_t count) {
   nlohmann::json doc;
-  try {
-    doc = parse_spec_text(text);
-  } catch (const SpecError& e) {
-    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
-    return kExitUsage;
-  }
+  if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
+    return rc;
   if (!doc.is_object() || !doc.contains("sweep") || !doc["sweep"].is_object()) {
     std::fprintf(stderr, "ukes: --count: the spec has no sweep whose count it could set\n");
     return kExitUsage;
@@ -119,6 +115,34 @@ constexpr double kQuietProgressS = 2.0;
 
 }  // namespace
 
+int spec_errors_as_usage(const std::function<void()>& parse) {
+  try {
+    parse();
+  } catch (const LimitError& e) {
+    std::fprintf(stderr, "ukes: limit exceeded: %s\n", e.what());
+    return kExitUsage;
+  } catch (const SpecError& e) {
+    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+int check_result_files(const ResultFiles& files) {
+  if (!files.out.empty() && files.out == files.h5) {
+    std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", files.out.c_str());
+    return kExitUsage;
+  }
+  try {
+    if (!files.out.empty()) check_writable(files.out);
+    if (!files.h5.empty()) check_writable(files.h5);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ukes: %s\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 // An in-process run may use this machine's GPU; a spec that asks for the CPU does not load the
 // CUDA module at all (a few hundred milliseconds).
 ParseOptions local_parse_options(const nlohmann::json& doc) {
@@ -150,34 +174,24 @@ int run_command(const RunOptions& options) {
     return kExitUsage;
   }
   if (launched_by_mpi()) return run_as_mpi_rank(options);
-  if (!options.out.empty() && options.out == options.h5) {
-    std::fprintf(stderr, "ukes: --out and --h5 name the same file '%s'\n", options.out.c_str());
-    return kExitUsage;
-  }
+  const ResultFiles files{options.out, options.h5};
+  if (!files.out.empty() && files.out == files.h5) return check_result_files(files);  // usage
 
   std::string text;
   if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
   RunSpec spec;
-  try {
-    const nlohmann::json doc = parse_spec_text(text);
-    spec = parse_run_spec(doc, local_parse_options(doc));
-  } catch (const LimitError& e) {
-    std::fprintf(stderr, "ukes: limit exceeded: %s\n", e.what());
-    return kExitUsage;
-  } catch (const SpecError& e) {
-    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
-    return kExitUsage;
-  }
+  if (const int rc = spec_errors_as_usage([&] {
+        const nlohmann::json doc = parse_spec_text(text);
+        spec = parse_run_spec(doc, local_parse_options(doc));
+      });
+      rc != kExitOk)
+    return rc;
 
   note_no_trajectories(spec, options.h5);
   if (spec.device == Device::kAuto && spec.device_resolved == Device::kCpu)
     std::fprintf(stderr, "ukes: running on the CPU: %s\n", spec.cpu_reason.c_str());
-  const ResultFiles files{options.out, options.h5};
+  if (const int rc = check_result_files(files); rc != kExitOk) return rc;
   try {
-    // Fail before a long run when a result could not be written.
-    if (!files.out.empty()) check_writable(files.out);
-    if (!files.h5.empty()) check_writable(files.h5);
-
     ExecuteOptions exec;
     exec.threads = options.threads;
     // Progress as a server run shows it: a bar on a terminal; elsewhere (logs, pipes) a line

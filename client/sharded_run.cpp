@@ -115,19 +115,13 @@ StreamOpener simulate_opener(const std::string& spec_json) {
   };
 }
 
-// The merged run's files and summary, as one job's.
-int report_merged(const std::vector<std::unique_ptr<JobFollower>>& followers,
-                  const ResultFiles& files) {
-  std::vector<ShardResult> shards;
-  std::int64_t steps_total = 0;
-  for (const auto& f : followers) {
-    shards.push_back({f->assembler().spec(), f->assembler().outcome()});
-    steps_total += f->assembler().end().steps_total();
-  }
+}  // namespace
+
+int report_merged(const std::vector<ShardResult>& shards, const ResultFiles& files) {
   try {
     const MergedRun run = merge_shards(shards);
     write_result_files(files, run.spec, run.outcome);
-    print_summary(run.spec, run.outcome, steps_total);
+    print_summary(run.spec, run.outcome, total_steps(run.outcome.results));
     print_written(files, run.outcome);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ukes: %s\n", e.what());
@@ -135,8 +129,6 @@ int report_merged(const std::vector<std::unique_ptr<JobFollower>>& followers,
   }
   return kExitOk;
 }
-
-}  // namespace
 
 std::vector<std::string> split_servers(const std::string& list) {
   std::vector<std::string> servers;
@@ -188,12 +180,8 @@ std::vector<std::string> each_address(const std::vector<std::string>& servers) {
 int run_sharded(const std::vector<std::string>& servers, int shards, const std::string& text,
                 const ResultFiles& files) {
   nlohmann::json doc;
-  try {
-    doc = parse_spec_text(text);
-  } catch (const SpecError& e) {
-    std::fprintf(stderr, "ukes: spec error: %s\n", e.what());
-    return kExitUsage;
-  }
+  if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
+    return rc;
   if (doc.is_object() && doc.contains("shard")) {
     std::fprintf(stderr,
                  "ukes: spec error: shard: the spec is a shard already; give the whole "
@@ -242,7 +230,9 @@ int run_sharded(const std::vector<std::string>& servers, int shards, const std::
                  static_cast<long long>(ranges[k].end() - 1), followers[k]->server().c_str());
     return codes[k];
   }
-  return report_merged(followers, files);
+  std::vector<ShardResult> done;
+  for (const auto& f : followers) done.push_back({f->assembler().spec(), f->assembler().outcome()});
+  return report_merged(done, files);
 }
 
 }  // namespace ukes::cli

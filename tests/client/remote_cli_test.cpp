@@ -274,9 +274,10 @@ class RemoteCliTest : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  // The job id a background `ukes run --server` announced on standard error ("" on time-out).
-  std::string announced_job_id(const std::string& tag) const {
-    const std::regex announce("ukes: job (\\S+) on ");
+  // The job id a background `ukes run --server` announced on standard error ("" on time-out);
+  // with `server`, the one it announced on that server (a sharded run has one per shard).
+  std::string announced_job_id(const std::string& tag, const std::string& server = "") const {
+    const std::regex announce("ukes: job (\\S+) on " + server);
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     while (Clock::now() < deadline) {
       std::smatch m;
@@ -287,21 +288,25 @@ class RemoteCliTest : public ::testing::Test {
     return "";
   }
 
-  v1::GetJobResponse get_job(const std::string& id) const {
+  // The job, from this test's server or from `other`.
+  v1::GetJobResponse get_job(const std::string& id, ServerProcess* other = nullptr) const {
     grpc::ClientContext context;
     v1::GetJobRequest request;
     request.set_job_id(id);
     v1::GetJobResponse response;
-    const grpc::Status s = stub_->GetJob(&context, request, &response);
+    const grpc::Status s =
+        other ? v1::UkesService::NewStub(other->channel())->GetJob(&context, request, &response)
+              : stub_->GetJob(&context, request, &response);
     EXPECT_TRUE(s.ok()) << s.error_message();
     return response;
   }
 
-  // Waits until the job has integrated some systems but is still running.
-  void wait_mid_run(const std::string& id) const {
+  // Waits until the job (on this test's server, or on `other`) has integrated some systems but
+  // is still running.
+  void wait_mid_run(const std::string& id, ServerProcess* other = nullptr) const {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     for (;;) {
-      const v1::GetJobResponse job = get_job(id);
+      const v1::GetJobResponse job = get_job(id, other);
       if (job.state() == v1::JOB_STATE_RUNNING && job.progress().systems_done() > 0) return;
       ASSERT_LE(job.state(), v1::JOB_STATE_RUNNING) << "the job ended too soon to test this";
       ASSERT_LT(Clock::now(), deadline) << "the job did not start";
@@ -639,28 +644,9 @@ TEST_F(RemoteCliTest, AShardWhoseStreamBreaksResumesOnItsOwn) {
                      " --out out/sharded.json --h5 out/sharded.h5",
                  "sharded");
   // The second shard's job is the one announced on the proxy.
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  std::smatch m;
-  std::string err;
-  const std::regex on_proxy("ukes: job (\\S+) on " + proxy.address());
-  while (!std::regex_search(err, m, on_proxy) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    err = read_file(base() / "sharded.err");
-  }
-  ASSERT_TRUE(std::regex_search(err, m, on_proxy)) << err;
-  const std::string id = m[1];
-  const auto stub = v1::UkesService::NewStub(second.channel());
-  for (;;) {  // mid-run on the second server
-    grpc::ClientContext context;
-    v1::GetJobRequest request;
-    request.set_job_id(id);
-    v1::GetJobResponse job;
-    ASSERT_TRUE(stub->GetJob(&context, request, &job).ok());
-    if (job.state() == v1::JOB_STATE_RUNNING && job.progress().systems_done() > 0) break;
-    ASSERT_LE(job.state(), v1::JOB_STATE_RUNNING) << "the shard ended too soon to test this";
-    ASSERT_LT(Clock::now(), deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const std::string id = announced_job_id("sharded", proxy.address());
+  ASSERT_FALSE(id.empty()) << read_file(base() / "sharded.err");
+  wait_mid_run(id, &second);
   proxy.cut();
   ASSERT_EQ(wait_for(client), 0) << read_file(base() / "sharded.err");
   EXPECT_NE(read_file(base() / "sharded.err").find("reconnecting to resume after chunk "),
@@ -679,28 +665,9 @@ TEST_F(RemoteCliTest, AShardWhoseServerIsKilledFinishesOnTheRestartedServer) {
   const pid_t client = spawn_ukes("run long.json --count 2000 --server " + server() + "," +
                                       proxy.address() + " --out out/sharded.json",
                                   "killed");
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  const std::regex on_proxy("ukes: job (\\S+) on " + proxy.address());
-  std::smatch m;
-  std::string err;
-  while (!std::regex_search(err, m, on_proxy) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    err = read_file(base() / "killed.err");
-  }
-  ASSERT_TRUE(std::regex_search(err, m, on_proxy)) << err;
-  const std::string id = m[1];
-  const auto stub = v1::UkesService::NewStub(second->channel());
-  for (;;) {  // some slices of the shard stored, the rest to come
-    grpc::ClientContext context;
-    v1::GetJobRequest request;
-    request.set_job_id(id);
-    v1::GetJobResponse job;
-    ASSERT_TRUE(stub->GetJob(&context, request, &job).ok());
-    if (job.state() == v1::JOB_STATE_RUNNING && job.progress().systems_done() > 0) break;
-    ASSERT_LE(job.state(), v1::JOB_STATE_RUNNING) << "the shard ended too soon to test this";
-    ASSERT_LT(Clock::now(), deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const std::string id = announced_job_id("killed", proxy.address());
+  ASSERT_FALSE(id.empty()) << read_file(base() / "killed.err");
+  wait_mid_run(id, second.get());  // some slices of the shard stored, the rest to come
   // kill -9, and a new server on the same job store behind the same address.
   kill(second->pid(), SIGKILL);
   proxy.cut();

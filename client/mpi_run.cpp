@@ -143,9 +143,14 @@ int run_shard(const Mpi& mpi, const nlohmann::json& shard_doc, int threads, Shar
 // Rank 0: every rank's shard, its own included, merged; files written and summary printed.
 int gather_and_report(const std::vector<SystemRange>& ranges, const nlohmann::json& doc,
                       ShardRun& own, const RunOptions& options) {
+  // Every rank's bytes are received before any is looked at: a rank blocked in its send while
+  // rank 0 gave up would never reach the final agreement.
+  std::vector<std::string> received;
+  for (std::size_t r = 1; r < ranges.size(); ++r)
+    received.push_back(receive_bytes(static_cast<int>(r)));
   std::vector<ShardRun> others(ranges.size() - 1);
   std::vector<ShardResult> shards{{own.spec, own.outcome}};
-  try {  // receive every rank's shard before anything is written
+  try {
     for (std::size_t r = 1; r < ranges.size(); ++r) {
       ShardRun& s = others[r - 1];
       const nlohmann::json shard_doc = shard_spec(doc, ranges[r]);
@@ -153,7 +158,8 @@ int gather_and_report(const std::vector<SystemRange>& ranges, const nlohmann::js
       parse.gpu_available = true;  // whatever the rank ran on: only the inputs are rebuilt here
       parse.build_batch = false;
       s.spec = parse_run_spec(shard_doc, parse);
-      unpack_shard(receive_bytes(static_cast<int>(r)), s.spec, s.outcome);
+      unpack_shard(received[r - 1], s.spec, s.outcome);
+      std::string().swap(received[r - 1]);  // its memory back: it is unpacked
       shards.push_back({s.spec, s.outcome});
     }
   } catch (const std::exception& e) {

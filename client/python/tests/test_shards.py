@@ -69,6 +69,16 @@ def test_a_client_of_several_servers_gives_one_servers_result(server, second_ser
     assert "shard" not in result.spec and result.first_id == 0
 
 
+def test_each_address_of_a_name_is_a_server(server, one_run):
+    port = server.rpartition(":")[2]
+    assert ukes.shards.each_address([f"localhost:{port}"]) == [f"ipv4:127.0.0.1:{port}"]
+    with pytest.raises(ValueError, match="cannot resolve 'no-such-host.invalid:1'"):
+        ukes.shards.each_address(["no-such-host.invalid:1"])
+    with ukes.Client(f"localhost:{port}", each_address=True) as client:
+        assert client.addresses == [f"ipv4:127.0.0.1:{port}"]
+        assert_same_run(client.run(SPEC, shards=2), one_run)
+
+
 def test_a_shard_holds_its_systems_of_the_whole_run(server, one_run):
     part = copy.deepcopy(SPEC)
     part["shard"] = {"first": 20, "count": 10}

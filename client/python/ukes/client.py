@@ -22,7 +22,7 @@ from google.protobuf import json_format
 
 from ukes.errors import JobFailed, LimitError, from_rpc_error
 from ukes.result import Result, ResultBuilder
-from ukes.shards import merge, shard_specs
+from ukes.shards import each_address as resolve_each_address, merge, shard_specs
 from ukes.spec import spec_text
 from ukes.v1 import ukes_pb2 as pb
 from ukes.v1 import ukes_pb2_grpc as pb_grpc
@@ -163,7 +163,8 @@ class Client:
     A list of addresses shards every run over those servers (docs/SCALING.md): `submit` and
     `run` split the spec's systems into one shard per server (or `shards`, dealt to the servers
     in turn) and the Result is the whole run's, equal to one server's to the bit. Other calls
-    go to the first server.
+    go to the first server. With `each_address`, every address a name resolves to is a server
+    of its own (a Kubernetes headless Service's pods).
 
     A server that serves TLS (README.md, "Running it for a lab"): `ca` names the PEM file of
     the CA that signed its certificate (None: the system's roots), `token` is a bearer token
@@ -175,10 +176,13 @@ class Client:
                  timeout: float = 30.0, *,
                  ca: Optional[Union[str, os.PathLike]] = None, token: Optional[str] = None,
                  client_cert: Optional[Union[str, os.PathLike]] = None,
-                 client_key: Optional[Union[str, os.PathLike]] = None):
+                 client_key: Optional[Union[str, os.PathLike]] = None,
+                 each_address: bool = False):
         self.addresses = [address] if isinstance(address, str) else list(address)
         if not self.addresses:
             raise ValueError("Client needs at least one server address")
+        if each_address:
+            self.addresses = resolve_each_address(self.addresses)
         self.address = self.addresses[0]
         self.timeout = timeout
         env = os.environ.get

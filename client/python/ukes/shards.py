@@ -32,6 +32,32 @@ def shard_ranges(count: int, shards: int) -> list[tuple[int, int]]:
     return ranges
 
 
+def each_address(servers: Sequence[str]) -> list[str]:
+    """Every address each "host:port" (or gRPC's "dns:///host:port") resolves to, as gRPC targets
+    ("ipv4:10.0.0.7:50051", "ipv6:[fd00::7]:50051"), duplicates dropped: the pods of a
+    Kubernetes headless Service, as `ukes run --each-address` takes them. Raises ValueError
+    naming the server when a name does not resolve."""
+    import socket
+
+    targets: list[str] = []
+    for server in servers:
+        name = server.removeprefix("dns:///")
+        host, sep, port = name.rpartition(":")
+        if not sep or not port:
+            raise ValueError(f"{server!r} is not host:port")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        try:
+            found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as e:
+            raise ValueError(f"cannot resolve {server!r}: {e.strerror}") from None
+        for family, _, _, _, address in found:
+            target = (f"ipv6:[{address[0]}]:{port}" if family == socket.AF_INET6
+                      else f"ipv4:{address[0]}:{port}")
+            if target not in targets:
+                targets.append(target)
+    return targets
+
+
 def system_count(spec: Mapping[str, Any]) -> int:
     """How many systems a spec describes: sweep.count, the explicit systems, or 1."""
     if "sweep" in spec:

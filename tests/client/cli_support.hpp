@@ -2,6 +2,7 @@
 // `ukes` binary with its output captured, and opening HDF5 result files. Header-only.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ukes::cli_test {
 
@@ -68,6 +70,19 @@ struct H5File {
   H5File& operator=(const H5File&) = delete;
   hid_t id;
 };
+
+// The dataset's values as doubles (integers convert exactly at these sizes); empty when absent.
+inline std::vector<double> read_dataset(hid_t file, const char* name) {
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return {};
+  const hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  const hid_t s = H5Dget_space(d);
+  const auto count = static_cast<std::size_t>(H5Sget_simple_extent_npoints(s));
+  std::vector<double> v(count);
+  EXPECT_GE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0) << name;
+  H5Sclose(s);
+  H5Dclose(d);
+  return v;
+}
 
 // A variable-length string attribute of an HDF5 object ("<missing>" when there is none).
 inline std::string read_string_attr(hid_t obj, const char* name) {

@@ -46,19 +46,6 @@ std::string example(const char* name) {
 
 // ------------------------------------------------------------------ HDF5 read-back
 
-// The dataset's values as doubles (integers convert exactly at these sizes); empty when absent.
-std::vector<double> read_dataset(hid_t file, const char* name) {
-  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return {};
-  const hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
-  const hid_t s = H5Dget_space(d);
-  const auto count = static_cast<std::size_t>(H5Sget_simple_extent_npoints(s));
-  std::vector<double> v(count);
-  EXPECT_GE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0) << name;
-  H5Sclose(s);
-  H5Dclose(d);
-  return v;
-}
-
 // Same values, NaN equal to NaN (samples after a failure are NaN).
 void expect_same_values(const std::vector<double>& a, const std::vector<double>& b,
                         const std::string& what) {

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import tempfile
 from typing import Any, Optional, Union
 
 from ukes.files import load
+from ukes.local import find_program
 from ukes.result import Result
 from ukes.shards import merge, shard_specs
 from ukes.spec import spec_text
@@ -29,11 +29,7 @@ Path = Union[str, os.PathLike]
 def find_cli(binary: Optional[Path] = None) -> pathlib.Path:
     """The `ukes` command to run shards with: `binary`, else $UKES_CLI, else ./build/ukes, else
     `ukes` on PATH. Raises FileNotFoundError naming where it looked."""
-    for c in (binary, os.environ.get("UKES_CLI"), "build/ukes", shutil.which("ukes")):
-        if c and pathlib.Path(c).is_file():
-            return pathlib.Path(c).resolve()
-    raise FileNotFoundError("no `ukes` command: pass binary=, set UKES_CLI, build it in ./build "
-                            "(README.md) or put it on PATH")
+    return find_program("ukes", binary, "UKES_CLI")
 
 
 def run(spec: Any, dask_client: Any, shards: Optional[int] = None, *,

@@ -19,16 +19,20 @@ if TYPE_CHECKING:
     from ukes.client import Client
 
 
+def find_program(name: str, binary: Union[str, os.PathLike, None], env: str) -> pathlib.Path:
+    """The program `name` of this build: `binary`, else $`env`, else ./build/`name`, else `name`
+    on PATH. Raises FileNotFoundError naming where it looked."""
+    for c in (binary, os.environ.get(env), f"build/{name}", shutil.which(name)):
+        if c and pathlib.Path(c).is_file():
+            return pathlib.Path(c).resolve()
+    raise FileNotFoundError(f"no {name}: pass its path, set {env}, build it in ./build "
+                            "(README.md) or put it on PATH")
+
+
 def find_server(binary: Union[str, os.PathLike, None] = None) -> pathlib.Path:
     """The ukes-server to start: `binary`, else $UKES_SERVER, else ./build/ukes-server, else
     `ukes-server` on PATH. Raises FileNotFoundError naming where it looked."""
-    candidates = [binary, os.environ.get("UKES_SERVER"), "build/ukes-server",
-                  shutil.which("ukes-server")]
-    for c in candidates:
-        if c and pathlib.Path(c).is_file():
-            return pathlib.Path(c).resolve()
-    raise FileNotFoundError("no ukes-server: pass its path, set UKES_SERVER, build it in ./build "
-                            "(README.md) or put it on PATH")
+    return find_program("ukes-server", binary, "UKES_SERVER")
 
 
 @contextlib.contextmanager

@@ -2,7 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
@@ -42,17 +50,21 @@ struct SliceDevice {
 };
 
 // How many systems the next slice takes: from the smallest (quick first reports; on the GPU
-// enough to fill it) growing at most 4x a slice towards slice_target_s of work, within
-// slice_bytes of memory, and never more recorded trajectories than fit in it.
+// enough to fill it) growing at most 4x a slice towards slice_target_s of work, within its share
+// of slice_bytes, and never more recorded trajectories than fit in that share.
 class SliceSizer {
  public:
+  static std::int64_t per_slice(const ExecuteOptions& options) {
+    return options.slice_bytes / kSlicesAlive;
+  }
+
   SliceSizer(const RunSpec& spec, const ExecuteOptions& options, SliceCosts costs)
       : spec_(spec),
         target_s_(options.slice_target_s),
         max_slice_(static_cast<int>(
-            std::clamp<std::int64_t>(options.slice_bytes / costs.per_system, 1, 1 << 20))),
+            std::clamp<std::int64_t>(per_slice(options) / costs.per_system, 1, 1 << 20))),
         max_recorded_(static_cast<std::size_t>(
-            std::max<std::int64_t>(1, options.slice_bytes / costs.per_trajectory))),
+            std::max<std::int64_t>(1, per_slice(options) / costs.per_trajectory))),
         recorded_(spec.output.trajectory_ids) {
     std::sort(recorded_.begin(), recorded_.end());
   }
@@ -90,6 +102,96 @@ class SliceSizer {
   int max_slice_;
   std::size_t max_recorded_;
   std::vector<std::int32_t> recorded_;
+};
+
+// Runs tasks one after another, in the order posted, on a thread of its own. After a task
+// throws, the rest are skipped and drain() rethrows what it threw.
+class SerialWorker {
+ public:
+  SerialWorker() : thread_([this] { loop(); }) {}
+  ~SerialWorker() {  // runs what was posted (a slice handed on is published), then joins
+    {
+      const std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  SerialWorker(const SerialWorker&) = delete;
+  SerialWorker& operator=(const SerialWorker&) = delete;
+
+  void post(std::function<void()> task) {
+    {
+      const std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+  }
+  // Until every task posted so far has run; rethrows the first exception one threw.
+  void drain() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return tasks_.empty() && !busy_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !tasks_.empty() || closing_; });
+      if (tasks_.empty()) return;
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      if (!error_) {
+        busy_ = true;
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+          task();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        busy_ = false;
+        if (error) error_ = error;
+      }
+      cv_.notify_all();  // a skipped task too: drain() may be waiting for the queue to empty
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool busy_ = false;
+  bool closing_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: starts when the members it uses exist
+};
+
+// An integrated slice, systems [first, end), on its way to the run's results and the caller.
+struct IntegratedSlice {
+  int first = 0;
+  int end = 0;
+  Batch batch;
+  BatchResults results;
+};
+
+// What happens to an integrated slice, on the run's worker thread: its results (and recorded
+// trajectories) are copied into the run's, its steps counted, and on_slice called.
+struct SliceFinisher {
+  const ExecuteOptions& options;
+  RunOutcome& out;
+  Clock::time_point start;
+  std::int64_t steps = 0;  // of the slices finished so far
+
+  void operator()(IntegratedSlice& s) {
+    copy_results(out.results.view(), s.first, s.results.view(), 0, s.results.count,
+                 s.results.shape());
+    if (options.keep_trajectories) copy_trajectories(s.results, s.first, out.results);
+    for (auto slice_steps : s.results.steps) steps += slice_steps;
+    if (options.on_slice)
+      options.on_slice(SliceDone{s.first, s.batch, s.results, s.end, steps, seconds_since(start)});
+  }
 };
 
 }  // namespace
@@ -141,40 +243,60 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
     return options.cancel != nullptr && options.cancel->requested();
   };
   int size = sizer.smallest(device.device, settings.threads);
-  int slices = 0;
-  while (out.systems_done < count) {
-    if (stop_requested()) {
-      out.end = RunEnd::kCancelled;
-      break;
+  std::size_t slices = 0;  // slices given an end so far
+  const auto next_end = [&](int first) {
+    const std::size_t k = slices++;
+    return k < options.slice_ends.size() && options.slice_ends[k] > first &&
+                   options.slice_ends[k] <= count
+               ? options.slice_ends[k]
+               : sizer.end(first, size);
+  };
+  SliceFinisher finish{options, out, start};
+  int handed = 0;  // slices [0, handed) are finished or with the worker
+  {
+    // The worker finishes each slice, and makes the next slice's inputs, while a slice
+    // integrates: the integrating thread does no per-system work of its own. So a slice's size
+    // is set one slice ahead, from the time of the slice before the one integrating.
+    SerialWorker worker;
+    int first = 0, end = count > 0 ? next_end(0) : 0;
+    auto inputs = std::make_shared<Batch>(batch_slice(spec, first, end - first));
+    while (first < count) {
+      if (stop_requested()) {
+        out.end = RunEnd::kCancelled;
+        break;
+      }
+      if (options.timeout_s > 0 && seconds_since(start) > options.timeout_s) {
+        out.end = RunEnd::kTimedOut;
+        break;
+      }
+      const int after = end < count ? next_end(end) : end;
+      auto next_inputs = std::make_shared<Batch>();
+      if (after > end)
+        worker.post([&spec, next_inputs, end, after] {
+          *next_inputs = batch_slice(spec, end, after - end);
+        });
+      auto slice = std::make_shared<IntegratedSlice>(
+          IntegratedSlice{first, end, std::move(*inputs), BatchResults{}});
+      const auto slice_start = Clock::now();
+      device.run(first, slice->batch, settings, sizer.recorded_in(first, end), slice->results);
+      const double slice_s = seconds_since(slice_start);
+      worker.drain();          // the slice before, any stop its on_slice requested, next inputs
+      if (stop_requested()) {  // this slice may be incomplete, or was not wanted: drop it
+        out.end = RunEnd::kCancelled;
+        break;
+      }
+      out.backend = slice->results.backend;
+      worker.post([&finish, slice] { finish(*slice); });
+      handed = end;
+      size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
+      first = end;
+      end = after;
+      inputs = std::move(next_inputs);
     }
-    if (options.timeout_s > 0 && seconds_since(start) > options.timeout_s) {
-      out.end = RunEnd::kTimedOut;
-      break;
-    }
-    const int first = out.systems_done;
-    const std::size_t k = static_cast<std::size_t>(slices++);
-    const int end = k < options.slice_ends.size() && options.slice_ends[k] > first &&
-                            options.slice_ends[k] <= count
-                        ? options.slice_ends[k]
-                        : sizer.end(first, size);
-    const Batch part_batch = batch_slice(spec, first, end - first);
-    BatchResults part;
-    const auto slice_start = Clock::now();
-    device.run(first, part_batch, settings, sizer.recorded_in(first, end), part);
-    if (stop_requested()) {  // this slice may be incomplete: drop it
-      out.end = RunEnd::kCancelled;
-      break;
-    }
-    const double slice_s = seconds_since(slice_start);
-    copy_results(out.results.view(), first, part.view(), 0, part.count, part.shape());
-    if (options.keep_trajectories) copy_trajectories(part, first, out.results);
-    for (auto s : part.steps) out.steps += s;
-    out.systems_done = end;
-    out.backend = part.backend;
-    if (options.on_slice)
-      options.on_slice(SliceDone{first, part_batch, part, end, out.steps, seconds_since(start)});
-    size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
+    worker.drain();
   }
+  out.steps = finish.steps;
+  out.systems_done = handed;
   out.threads = device.device == Device::kCpu ? settings.threads : 0;
   if (out.backend.empty()) out.backend = device_name(device.device);
   out.results.backend = out.backend;

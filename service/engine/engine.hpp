@@ -1,8 +1,11 @@
 // The one run path: `ukes run` in-process and every server job integrate a parsed spec here, in
-// slices of systems on the device the spec resolved to, each finished slice handed to the caller
-// (the server publishes its summaries, trajectories and progress; the CLI shows progress) while
-// the next one runs. Then the ensemble statistics, on the host, in system order: the same
-// systems give the same figures to the bit on every backend and run path.
+// slices of systems on the device the spec resolved to, each finished slice copied into the run's
+// results and handed to the caller (the server encodes, stores and streams its summaries,
+// trajectories and progress; the CLI shows progress) on a worker thread while the next one
+// integrates; the worker also makes each slice's inputs ahead, so the integrating thread does no
+// per-system work of its own. Then the
+// ensemble statistics, on the host, in system order: the same systems give the same figures to the
+// bit on every backend and run path.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,10 @@ namespace ukes {
 // the CUDA module's own chunks (CudaApi::kMinChunkSystems, kernels/backend/cuda/cuda_api.cuh).
 inline constexpr int kGpuMinSlice = 1 << 16;
 
+// Slices alive at once: one integrating, the one before it being finished (copied, published)
+// and the inputs of the one after it. Each takes this share of ExecuteOptions::slice_bytes.
+inline constexpr int kSlicesAlive = 3;
+
 // One finished slice: systems [first, first + batch.count).
 struct SliceDone {
   int first = 0;
@@ -37,16 +44,19 @@ struct ExecuteOptions {
   const CancelFlag* cancel = nullptr;  // a request stops the run, inside and between slices
   double timeout_s = 0.0;              // > 0: no slice starts after this many seconds
   // Slices adapt their size to take about slice_target_s each on the CPU (the first is small, so
-  // the first report comes quickly); on the GPU they take at least kGpuMinSlice systems. Each
-  // stays within slice_bytes of working memory (inputs, results, recorded trajectories).
+  // the first report comes quickly); on the GPU they take at least kGpuMinSlice systems. The
+  // slices alive at once stay within slice_bytes of working memory (inputs, results, recorded
+  // trajectories), 1 / kSlicesAlive of it each.
   double slice_target_s = 1.0;
-  std::int64_t slice_bytes = std::int64_t{64} << 20;
+  std::int64_t slice_bytes = std::int64_t{kSlicesAlive * 64} << 20;
   std::size_t gpu_pinned_budget = 0;  // page-locked bytes a GPU slice may use; 0: the module's
   bool keep_trajectories = true;      // gather recorded trajectories into RunOutcome::results
   // The first slices end at these systems, in order, whatever the sizing above would choose: a
   // run that reproduces the slices of an earlier one (a durable server job run again).
   std::vector<int> slice_ends = {};
-  // Called on the calling thread after each slice.
+  // Called after each slice, in slice order, on the run's worker thread while the next slice
+  // integrates. A stop it requests drops that next slice: the run ends after the slice it saw.
+  // An exception it throws ends the run (execute rethrows it).
   std::function<void(const SliceDone&)> on_slice = nullptr;
 };
 

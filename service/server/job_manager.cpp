@@ -60,7 +60,7 @@ void check_header_size(const RunSpec& spec, const nlohmann::json& doc, std::size
 
 // Refuses (LimitError) a job whose working memory alone exceeds the server's memory budget.
 void check_working_memory(const RunSpec& spec, std::int64_t budget) {
-  const JobMemory mem = job_memory(spec, slice_bytes_for(budget));
+  const JobMemory mem = job_memory(spec, job_slice_bytes(spec, budget));
   if (mem.total() <= budget) return;
   const std::string field = mem.trajectory > mem.finals ? "output.samples"
                             : spec.sweep                ? "sweep.count"
@@ -447,7 +447,8 @@ void JobManager::worker_loop() {
       // FIFO, and a job starts only when its working memory fits beside the running jobs'.
       cv_.wait(lock, [&] {
         if (stopping_ || queue_.empty()) return stopping_;
-        working = job_memory(queue_.front()->spec(), slice_bytes_for(budget_.limit())).total();
+        const RunSpec& spec = queue_.front()->spec();
+        working = job_memory(spec, job_slice_bytes(spec, budget_.limit())).total();
         return running_ == 0 || working_bytes_ + working <= budget_.limit();
       });
       if (stopping_) return;
@@ -463,7 +464,7 @@ void JobManager::worker_loop() {
     // An ended job comes back only to repair its log; one cancelled while queued does not run.
     if (!job->ended() || job->log().missing() > 0) {
       if (job->inputs_released()) restore_inputs(*job);
-      run_job(*job, options_.chunk_target_s, slice_bytes_for(budget_.limit()));
+      run_job(*job, options_.chunk_target_s, job_slice_bytes(job->spec(), budget_.limit()));
     }
     job->release_inputs();
     budget_.release(working);

@@ -23,10 +23,11 @@ double seconds_since(Clock::time_point t0) {
 }  // namespace
 
 std::int64_t slice_bytes_for(std::int64_t memory_budget) {
-  // 64 MiB holds about 200,000 SCARA systems: the GPU wants slices that large (on the CPU the
-  // runner's time target keeps them far smaller).
+  // kSlicesAlive slices (service/engine/engine.hpp), 64 MiB each at most: 64 MiB holds about
+  // 200,000 SCARA systems, and the GPU wants slices that large (on the CPU the runner's time
+  // target keeps them far smaller).
   return std::clamp<std::int64_t>(memory_budget / 4, std::int64_t{64} << 10,
-                                  std::int64_t{64} << 20);
+                                  std::int64_t{kSlicesAlive * 64} << 20);
 }
 
 JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes) {
@@ -36,10 +37,19 @@ JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes) {
   mem.finals = static_cast<std::int64_t>(spec.batch.count) * costs.finals;
   mem.per_system = costs.per_system;
   mem.trajectory = costs.per_trajectory;
-  // The module pins at most slice_bytes (run_job's pinned budget), or one granule of systems
-  // where a slice is smaller: their mirrors hold a little more per system than a slice does.
-  if (spec.device_resolved == Device::kGpu) mem.pinned = 2 * slice_bytes;
+  // The module pins at most one slice's share of slice_bytes (run_job's pinned budget), or one
+  // granule of systems where a slice is smaller: their mirrors hold a little more per system
+  // than a slice does.
+  if (spec.device_resolved == Device::kGpu) mem.pinned = 2 * (slice_bytes / kSlicesAlive);
   return mem;
+}
+
+std::int64_t job_slice_bytes(const RunSpec& spec, std::int64_t memory_budget) {
+  std::int64_t slice_bytes = slice_bytes_for(memory_budget);
+  const std::int64_t least = kSlicesAlive * slice_costs(spec).per_system;
+  while (slice_bytes > least && job_memory(spec, slice_bytes).total() > memory_budget)
+    slice_bytes = std::max(least, slice_bytes / 4 * 3);
+  return slice_bytes;
 }
 
 void publish_header(Job& job) {
@@ -93,8 +103,8 @@ ExecuteOptions execute_options(const Job& job, double chunk_target_s, std::int64
   options.timeout_s = job.timeout_s();
   options.slice_target_s = chunk_target_s;
   options.slice_bytes = slice_bytes;
-  options.gpu_pinned_budget = static_cast<std::size_t>(slice_bytes);  // job_memory counts it
-  options.keep_trajectories = false;                                  // published slice by slice
+  options.gpu_pinned_budget = static_cast<std::size_t>(slice_bytes / kSlicesAlive);  // counted
+  options.keep_trajectories = false;             // published slice by slice
   options.slice_ends = job.stored_slice_ends();  // a durable job run again: as stored
   return options;
 }

@@ -11,24 +11,29 @@
 
 namespace ukes::server {
 
-// Working memory of one slice of systems (its inputs, results, recorded trajectories and the
-// chunks made of them) under a server memory budget: slices shrink to stay under it, down to one
-// system.
+// Working memory of the slices of a job alive at once (kSlicesAlive, service/engine/engine.hpp;
+// each its inputs, results, recorded trajectories and the chunks made of them) under a server
+// memory budget: slices shrink to stay under it, down to one system.
 std::int64_t slice_bytes_for(std::int64_t memory_budget);
 
 // What a running job holds besides its result log, in bytes (upper estimates): every system's
 // final values (the ensemble statistics need them all), and one slice.
 struct JobMemory {
   std::int64_t finals = 0;      // all systems' final values and counters
-  std::int64_t slice = 0;       // the slice budget
+  std::int64_t slice = 0;       // the budget of the slices alive at once
   std::int64_t per_system = 0;  // one system of a slice: inputs, results, its summary chunk
   std::int64_t trajectory = 0;  // one recorded system's trajectory and its chunks
   std::int64_t pinned = 0;      // on the GPU: the slice's page-locked host mirrors
-  // Finals, a full slice, its pinned mirrors, and one trajectory beyond it (a slice always takes
-  // one system).
+  // Finals, the slices, their pinned mirrors, and one trajectory beyond them (a slice always
+  // takes one system).
   std::int64_t total() const { return finals + slice + pinned + trajectory; }
 };
 JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes);
+
+// The slice budget of one job: slice_bytes_for(memory_budget), less where the job's other working
+// memory (its finals, a trajectory, pinned mirrors) leaves less room beside it, down to one system
+// a slice. A job that does not fit even then is over budget (job_memory(...).total()).
+std::int64_t job_slice_bytes(const RunSpec& spec, std::int64_t memory_budget);
 
 // Seconds of engine work per chunk (adapts the number of systems to measured speed, within
 // slice_bytes of working memory).

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "service/server/job_runner.hpp"
 #include "tests/service/service_support.hpp"
 
 namespace ukes::testing {
@@ -32,6 +33,26 @@ std::int64_t proc_status_bytes(pid_t pid, const std::string& field) {
 std::string large_sweep(int seed) {
   return R"({"model": "duffing", "sweep": {"count": 9000000, "seed": )" + std::to_string(seed) +
          R"(, "vary": {"params.m1": {"uniform": [1.5, 2.5]}}}})";
+}
+
+// The slices of a job whose finals leave less room than the largest slices shrink to fit beside
+// them (service/server/job_runner.hpp); a job too large even then stays over the budget.
+TEST(JobMemory, ALargeJobsSlicesShrinkToFitItsBudget) {
+  using server::job_memory, server::job_slice_bytes, server::slice_bytes_for;
+  const std::int64_t budget = std::int64_t{1} << 30;
+  const auto sweep = [](int count) {
+    return parse_run_spec(nlohmann::json::parse(R"({"model": "duffing", "sweep": {"count": )" +
+                                                std::to_string(count) + "}}"));
+  };
+  const RunSpec small = sweep(1000);
+  EXPECT_EQ(job_slice_bytes(small, budget), slice_bytes_for(budget));
+  const RunSpec large = sweep(9000000);
+  EXPECT_GT(job_memory(large, slice_bytes_for(budget)).total(), budget);
+  const std::int64_t slices = job_slice_bytes(large, budget);
+  EXPECT_LT(slices, slice_bytes_for(budget));
+  EXPECT_LE(job_memory(large, slices).total(), budget);
+  const std::int64_t half = budget / 2;  // under the large job's finals alone
+  EXPECT_GT(job_memory(large, job_slice_bytes(large, half)).total(), half);
 }
 
 class OneWorkerTest : public SharedServerTest<OneWorkerTest> {

@@ -1,10 +1,15 @@
 // The one run path (service/engine/engine.hpp), which `ukes run` and server jobs share: slices
 // that cover the batch in order, each handed over as it finishes, results equal to the backend's
 // run of the whole batch at once (trajectories included), slices within their memory bound, and
-// stops that keep what finished, and slices that follow given ends (a durable job run again).
+// stops that keep what finished, slices that follow given ends (a durable job run again), and
+// slices finished off the integrating thread.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
@@ -86,7 +91,7 @@ TEST(RunPath, SlicesStayWithinTheirMemory) {
   ExecuteOptions options;
   options.threads = 2;
   options.keep_trajectories = false;
-  options.slice_bytes = 100 * costs.per_system;
+  options.slice_bytes = kSlicesAlive * 100 * costs.per_system;  // 100 systems a slice
   int largest = 0;
   options.on_slice = [&](const SliceDone& slice) {
     largest = std::max(largest, slice.batch.count);
@@ -94,7 +99,7 @@ TEST(RunPath, SlicesStayWithinTheirMemory) {
   EXPECT_EQ(execute(spec, options).systems_done, 2000);
   EXPECT_EQ(largest, 100);
 
-  options.slice_bytes = costs.per_trajectory;  // one recorded system per slice
+  options.slice_bytes = kSlicesAlive * costs.per_trajectory;  // one recorded system a slice
   std::vector<std::size_t> recorded;
   options.on_slice = [&](const SliceDone& slice) {
     if (!slice.results.traj_ids.empty()) recorded.push_back(slice.results.traj_ids.size());
@@ -126,6 +131,37 @@ TEST(RunPath, AStopKeepsTheSlicesThatFinished) {
   const RunOutcome timed_out = execute(spec, late);
   EXPECT_EQ(timed_out.end, RunEnd::kTimedOut);
   EXPECT_EQ(timed_out.systems_done, 0);
+}
+
+// Slices are finished (copied into the run's results, handed to on_slice) on the run's worker
+// thread, so that the next slice integrates meanwhile; in order, and a failure there ends the run.
+TEST(RunPath, SlicesAreFinishedOffTheIntegratingThreadInOrder) {
+  const RunSpec spec = scara_sweep(2000);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e-9;
+  const auto caller = std::this_thread::get_id();
+  std::set<std::thread::id> finishing;
+  int last_end = 0;
+  options.on_slice = [&](const SliceDone& slice) {
+    finishing.insert(std::this_thread::get_id());
+    EXPECT_EQ(slice.first, last_end);
+    last_end = slice.systems_done;
+  };
+  const RunOutcome out = execute(spec, options);
+  EXPECT_EQ(last_end, 2000);
+  ASSERT_EQ(finishing.size(), 1u);
+  EXPECT_NE(*finishing.begin(), caller);
+  testing::expect_identical(out.results, whole_batch(spec));
+
+  // It throws late, while the integrating thread waits for it with the next slice's inputs
+  // queued behind it: the worker skips them and the run still ends (it once hung here).
+  options.on_slice = [&](const SliceDone& slice) {
+    if (slice.systems_done < 64) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    throw std::runtime_error("disk on fire");
+  };
+  EXPECT_THROW(execute(spec, options), std::runtime_error);
 }
 
 }  // namespace

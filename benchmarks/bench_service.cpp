@@ -2,11 +2,15 @@
 // loopback against the same run in-process (ratio of wall times), and the streaming throughput of
 // trajectory data over loopback (MB/s of protocol payload, raw and decoded by the client).
 //
-//   build/benchmarks/bench_service [--systems N] [--repetitions R]
+//   build/benchmarks/bench_service [--systems N] [--repetitions R] [--model duffing|scara]
+//                                  [--device cpu|gpu] [--t-end SECONDS]  (dt = 1 ms)
 //
 // Prints a Markdown table. The server runs with the same CPU thread count as the in-process run.
+// `--device gpu` runs both on the GPU module (UKES_CUDA_MODULE=build/libukes_host_gpu.so: the
+// host emulation, which shows what the slice pipeline hides but not a GPU's speed).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "service/engine/engine.hpp"
 #include "service/protocol/result_assembler.hpp"
 #include "service/runspec/run_spec.hpp"
@@ -34,12 +39,19 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string duffing_spec(int systems) {
-  return R"({"model": "duffing",
-    "sweep": {"count": )" +
-         std::to_string(systems) + R"(, "seed": 7,
-              "vary": {"params.m1": {"uniform": [1.5, 2.5]}, "q0[0]": {"normal": [1.0, 0.01]}}},
-    "integrator": {"method": "rk4", "t_end": 0.2, "dt": 0.001}})";
+// The compared sweep: duffing (RK4, 200 steps) or the README's SCARA robots (RK4, 2000 steps, as
+// the GPU measurements of issue 28), on the device asked for.
+std::string sweep_spec(const std::string& model, int systems, const std::string& device,
+                       const std::string& t_end) {
+  const std::string head = R"({"device": ")" + device + R"(", "sweep": {"count": )" +
+                           std::to_string(systems) + R"(, "seed": 7, "vary": )";
+  if (model == "scara")
+    return head + R"({"params.m4": {"uniform": [0.3, 0.7]}, "q0[0]": {"normal": [0.0, 0.01]}}},
+      "model": "scara", "integrator": {"method": "rk4", "t_end": )" +
+           (t_end.empty() ? "2.0" : t_end) + R"(, "dt": 0.001}})";
+  return head + R"({"params.m1": {"uniform": [1.5, 2.5]}, "q0[0]": {"normal": [1.0, 0.01]}}},
+    "model": "duffing", "integrator": {"method": "rk4", "t_end": )" +
+         (t_end.empty() ? "0.2" : t_end) + R"(, "dt": 0.001}})";
 }
 
 std::string trajectory_spec() {
@@ -99,22 +111,38 @@ StreamStats replay(ukes::v1::UkesService::Stub& stub, const std::string& job_id,
 
 int main(int argc, char** argv) {
   int systems = 100000, repetitions = 3;
+  std::string model = "duffing", device = "cpu", t_end;
   for (int k = 1; k + 1 < argc; k += 2) {
     if (std::strcmp(argv[k], "--systems") == 0) systems = std::atoi(argv[k + 1]);
     if (std::strcmp(argv[k], "--repetitions") == 0) repetitions = std::atoi(argv[k + 1]);
+    if (std::strcmp(argv[k], "--model") == 0) model = argv[k + 1];
+    if (std::strcmp(argv[k], "--device") == 0) device = argv[k + 1];
+    if (std::strcmp(argv[k], "--t-end") == 0) t_end = argv[k + 1];
   }
   const int threads = ukes::default_cpu_threads();
-  ukes::testing::ServerProcess server({"--threads", std::to_string(threads)});
+  ukes::testing::ServerProcess server({"--threads", std::to_string(threads), "--device", device});
   auto stub = ukes::v1::UkesService::NewStub(server.channel());
 
-  // 1. The same duffing sweep in-process and through the server.
-  const std::string spec_text = duffing_spec(systems);
+  ukes::ParseOptions parse;  // as `ukes run` parses: this machine's GPU, if asked for
+  if (device != "cpu") {
+    const ukes::GpuAvailability gpu = ukes::gpu_availability();
+    parse.gpu_available = gpu.available;
+    parse.gpu_unavailable_reason = gpu.reason;
+  }
+  // 1. The same sweep in-process and through the server.
+  const std::string spec_text = sweep_spec(model, systems, device, t_end);
+  const long steps =
+      std::lround(std::stod(t_end.empty() ? (model == "scara" ? "2.0" : "0.2") : t_end) / 0.001);
   std::vector<double> in_process, via_server;
   for (int r = 0; r < repetitions; ++r) {
     const auto t0 = Clock::now();
-    const ukes::RunSpec spec = ukes::parse_run_spec(ukes::parse_spec_text(spec_text));
+    const ukes::RunSpec spec = ukes::parse_run_spec(ukes::parse_spec_text(spec_text), parse);
     const ukes::RunOutcome out = ukes::execute(spec, {.threads = threads});
     in_process.push_back(seconds_since(t0));
+    if (out.backend != device) {
+      std::fprintf(stderr, "ran on the %s, not the %s\n", out.backend.c_str(), device.c_str());
+      return 1;
+    }
     const StreamStats s = simulate(*stub, spec_text, /*assemble=*/true);
     if (s.state != ukes::v1::JOB_STATE_SUCCEEDED) return 1;
     via_server.push_back(s.seconds);
@@ -136,8 +164,8 @@ int main(int argc, char** argv) {
   const double t_in = median(in_process), t_srv = median(via_server);
   std::printf("| measurement | value |\n| --- | --- |\n");
   std::printf(
-      "| duffing, %d systems, RK4 200 steps, in-process (parse + run + statistics) | %.3f s |\n",
-      systems, t_in);
+      "| %s, %d systems, RK4 %ld steps, %s, in-process (parse + run + statistics) | %.3f s |\n",
+      model.c_str(), systems, steps, device.c_str(), t_in);
   std::printf(
       "| same through ukes-server on loopback (submit to last chunk, client decodes) | %.3f s |\n",
       t_srv);

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ukes
+import ukes.client
 import ukes.dask
 import ukes.record
 import ukes.shards
@@ -103,3 +104,36 @@ def test_shards_on_a_dask_cluster_give_one_servers_result(server, one_run):
         remote = ukes.dask.run(SPEC, dask, server=server)
     assert_same_run(local, one_run)
     assert_same_run(remote, one_run)
+
+
+def test_one_bar_adds_the_shards_progress_up(server, second_server, one_run, monkeypatch):
+    shown = []
+
+    class Recorder:
+        def show(self, systems_done, systems_total):
+            shown.append((systems_done, systems_total))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(ukes.client, "_progress_bar", Recorder)
+    with ukes.Client([server, second_server]) as client:
+        result = client.submit(SPEC, shards=3).result(progress=True)
+    assert_same_run(result, one_run)
+    assert shown[-1] == (37, 37)  # every shard's last report: all its systems
+    assert all(done <= total <= 37 for done, total in shown)
+
+
+def test_the_first_shard_to_fail_cancels_the_others(server, second_server):
+    long = dict(SPEC, sweep=dict(SPEC["sweep"], count=4000), output={"samples": 2},
+                integrator={"method": "rk4", "t_end": 20.0, "dt": 1e-4})  # minutes of work
+    with ukes.Client([server, second_server]) as client:
+        job = client.submit(long, shards=2)
+        try:
+            job.jobs[1].cancel()
+            with pytest.raises(ukes.JobFailed) as failed:
+                job.result()
+            assert failed.value.job_id == job.jobs[1].id and failed.value.state == "cancelled"
+            assert [s["state"] for s in job.status()] == ["cancelled", "cancelled"]
+        finally:
+            job.cancel()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
@@ -89,14 +90,18 @@ class Job:
         """Waits for the job to end and returns its Result; raises JobFailed when it did not
         succeed. With `progress`, shows a progress bar (tqdm) while it runs."""
         bar = _progress_bar() if progress else None
+        try:
+            return self._follow(None if bar is None else bar.show)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _follow(self, on_progress) -> Result:
+        """result(), calling on_progress(systems_done, systems_total) at each progress report."""
         for chunk in self.stream(resume_after=self._builder.last_sequence):
             self._builder.add(chunk)
-            if bar is not None and chunk.WhichOneof("payload") == "progress":
-                bar.total = chunk.progress.systems_total
-                bar.n = chunk.progress.systems_done
-                bar.refresh()
-        if bar is not None:
-            bar.close()
+            if on_progress is not None and chunk.WhichOneof("payload") == "progress":
+                on_progress(chunk.progress.systems_done, chunk.progress.systems_total)
         end = self._builder.end
         if end is None:
             raise JobFailed(self.id, "unknown", "the stream ended before the job did")
@@ -123,19 +128,68 @@ class ShardedJob:
         return [j.cancel() for j in self.jobs]
 
     def result(self, progress: bool = False) -> Result:
-        """Waits for every shard and returns the merged Result; raises JobFailed for the first
-        shard (in system order) that did not succeed."""
-        with ThreadPoolExecutor(max_workers=len(self.jobs)) as pool:
-            futures = [pool.submit(j.result, progress) for j in self.jobs]
+        """Waits for every shard and returns the merged Result. The first shard to fail cancels
+        the others (their results could not make the whole run's) and its error is raised
+        (JobFailed, or the stream's UkesError). With `progress`, one bar shows the shards'
+        systems added up."""
+        bar = _progress_bar() if progress else None
+        done = [0] * len(self.jobs)
+        total = [0] * len(self.jobs)
+        lock = threading.Lock()
+        failures: list[Exception] = []
+
+        def follow(k: int) -> Result:
+            def on_progress(systems_done: int, systems_total: int) -> None:
+                with lock:
+                    done[k], total[k] = systems_done, systems_total
+                    bar.show(sum(done), sum(total))
+            try:
+                return self.jobs[k]._follow(None if bar is None else on_progress)
+            except Exception as e:
+                with lock:
+                    failures.append(e)
+                    if len(failures) > 1:
+                        raise  # a shard cancelled because of the first failure
+                for other in self.jobs:
+                    if other is not self.jobs[k]:
+                        try:
+                            other.cancel()
+                        except Exception:  # noqa: BLE001 - the first failure is the one to report
+                            pass
+                raise
+
+        try:
+            with ThreadPoolExecutor(max_workers=len(self.jobs)) as pool:
+                futures = [pool.submit(follow, k) for k in range(len(self.jobs))]
+            if failures:  # every shard has ended: the pool waited for them
+                raise failures[0]
             return merge([f.result() for f in futures])
+        finally:
+            if bar is not None:
+                bar.close()
 
 
-def _progress_bar():
+class _ProgressBar:
+    """A tqdm bar over systems, shown as (done, total) reports come."""
+
+    def __init__(self, tqdm):
+        self._bar = tqdm(total=0, unit="systems")
+
+    def show(self, systems_done: int, systems_total: int) -> None:
+        self._bar.total = systems_total
+        self._bar.n = systems_done
+        self._bar.refresh()
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def _progress_bar() -> Optional[_ProgressBar]:
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=0, unit="systems")
+    return _ProgressBar(tqdm)
 
 
 def _read_pem(path: Optional[Union[str, os.PathLike]]) -> Optional[bytes]:

@@ -264,7 +264,17 @@ def stream_job(client, job_id, tally, rng, stall):
             time.sleep(0.05)
 
 
-def client_loop(address, refs, deadline, seed, tally, stall):
+def describe_stuck(client, job, log):
+    """What the server says of a stuck job: its status and its events in the server's log."""
+    try:
+        print(f"soak: status {job.status()}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - a diagnosis, whatever the server says
+        print(f"soak: no status ({e})", file=sys.stderr)
+    lines = [line for line in log.read_text(errors="replace").splitlines() if job.id in line]
+    print("\n".join(["soak: its events:"] + lines[-20:]), file=sys.stderr)
+
+
+def client_loop(address, refs, deadline, seed, tally, stall, log):
     import grpc
     import numpy as np
     import ukes
@@ -284,6 +294,7 @@ def client_loop(address, refs, deadline, seed, tally, stall):
                 continue
             except JobStuck as e:
                 print(f"soak: {e}", file=sys.stderr)
+                describe_stuck(client, job, log)
                 tally.add("stuck_jobs")
                 continue
             except ukes.UkesError as e:
@@ -357,7 +368,8 @@ def soak(args, build, work, disk):
     begin = time.monotonic()
     deadline = begin + args.seconds
     threads = [threading.Thread(target=client_loop, daemon=True, args=(
-        f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally, args.stall))
+        f"127.0.0.1:{server.port}", refs, deadline, args.seed * 1000 + i, tally, args.stall,
+        work / "server.log"))
         for i in range(args.clients)]
     for t in threads:
         t.start()

@@ -17,15 +17,15 @@ namespace ukes::server {
 std::int64_t slice_bytes_for(std::int64_t memory_budget);
 
 // What a running job holds besides its result log, in bytes (upper estimates): every system's
-// final values (the ensemble statistics need them all), and one slice.
+// final values (the ensemble statistics need them all), and its slices.
 struct JobMemory {
   std::int64_t finals = 0;      // all systems' final values and counters
   std::int64_t slice = 0;       // the budget of the slices alive at once
   std::int64_t per_system = 0;  // one system of a slice: inputs, results, its summary chunk
   std::int64_t trajectory = 0;  // one recorded system's trajectory and its chunks
-  std::int64_t pinned = 0;      // on the GPU: the slice's page-locked host mirrors
-  // Finals, the slices, their pinned mirrors, and one trajectory beyond them (a slice always
-  // takes one system).
+  std::int64_t pinned = 0;      // on the GPU: the integrating slice's page-locked host mirrors
+  // Finals, the slices, the pinned mirrors, and one trajectory beyond them (a slice always takes
+  // one system).
   std::int64_t total() const { return finals + slice + pinned + trajectory; }
 };
 JobMemory job_memory(const RunSpec& spec, std::int64_t slice_bytes);

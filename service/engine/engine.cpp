@@ -2,19 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/backend/gpu/gpu_backend.hpp"
+#include "kernels/core/serial_queue.hpp"
 
 namespace ukes {
 namespace {
@@ -102,70 +97,6 @@ class SliceSizer {
   int max_slice_;
   std::size_t max_recorded_;
   std::vector<std::int32_t> recorded_;
-};
-
-// Runs tasks one after another, in the order posted, on a thread of its own. After a task
-// throws, the rest are skipped and drain() rethrows what it threw.
-class SerialWorker {
- public:
-  SerialWorker() : thread_([this] { loop(); }) {}
-  ~SerialWorker() {  // runs what was posted (a slice handed on is published), then joins
-    {
-      const std::lock_guard lock(mu_);
-      closing_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  SerialWorker(const SerialWorker&) = delete;
-  SerialWorker& operator=(const SerialWorker&) = delete;
-
-  void post(std::function<void()> task) {
-    {
-      const std::lock_guard lock(mu_);
-      tasks_.push_back(std::move(task));
-    }
-    cv_.notify_all();
-  }
-  // Until every task posted so far has run; rethrows the first exception one threw.
-  void drain() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return tasks_.empty() && !busy_; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
-
- private:
-  void loop() {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [&] { return !tasks_.empty() || closing_; });
-      if (tasks_.empty()) return;
-      std::function<void()> task = std::move(tasks_.front());
-      tasks_.pop_front();
-      if (!error_) {
-        busy_ = true;
-        lock.unlock();
-        std::exception_ptr error;
-        try {
-          task();
-        } catch (...) {
-          error = std::current_exception();
-        }
-        lock.lock();
-        busy_ = false;
-        if (error) error_ = error;
-      }
-      cv_.notify_all();  // a skipped task too: drain() may be waiting for the queue to empty
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool busy_ = false;
-  bool closing_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;  // last: starts when the members it uses exist
 };
 
 // An integrated slice, systems [first, end), on its way to the run's results and the caller.
@@ -257,7 +188,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
     // The worker finishes each slice, and makes the next slice's inputs, while a slice
     // integrates: the integrating thread does no per-system work of its own. So a slice's size
     // is set one slice ahead, from the time of the slice before the one integrating.
-    SerialWorker worker;
+    SerialQueue worker;
     int first = 0, end = count > 0 ? next_end(0) : 0;
     auto inputs = std::make_shared<Batch>(batch_slice(spec, first, end - first));
     while (first < count) {
@@ -272,7 +203,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       const int after = end < count ? next_end(end) : end;
       auto next_inputs = std::make_shared<Batch>();
       if (after > end)
-        worker.post([&spec, next_inputs, end, after] {
+        worker.enqueue([&spec, next_inputs, end, after] {
           *next_inputs = batch_slice(spec, end, after - end);
         });
       auto slice = std::make_shared<IntegratedSlice>(
@@ -280,20 +211,20 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       const auto slice_start = Clock::now();
       device.run(first, slice->batch, settings, sizer.recorded_in(first, end), slice->results);
       const double slice_s = seconds_since(slice_start);
-      worker.drain();          // the slice before, any stop its on_slice requested, next inputs
+      worker.synchronize();    // the slice before, any stop its on_slice requested, next inputs
       if (stop_requested()) {  // this slice may be incomplete, or was not wanted: drop it
         out.end = RunEnd::kCancelled;
         break;
       }
       out.backend = slice->results.backend;
-      worker.post([&finish, slice] { finish(*slice); });
+      worker.enqueue([&finish, slice] { finish(*slice); });
       handed = end;
       size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
       first = end;
       end = after;
       inputs = std::move(next_inputs);
     }
-    worker.drain();
+    worker.synchronize();
   }
   out.steps = finish.steps;
   out.systems_done = handed;

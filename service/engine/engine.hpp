@@ -3,9 +3,8 @@
 // results and handed to the caller (the server encodes, stores and streams its summaries,
 // trajectories and progress; the CLI shows progress) on a worker thread while the next one
 // integrates; the worker also makes each slice's inputs ahead, so the integrating thread does no
-// per-system work of its own. Then the
-// ensemble statistics, on the host, in system order: the same systems give the same figures to the
-// bit on every backend and run path.
+// per-system work of its own. Then the ensemble statistics, on the host, in system order: the
+// same systems give the same figures to the bit on every backend and run path.
 #pragma once
 
 #include <cstdint>

@@ -155,7 +155,7 @@ TEST(RunPath, SlicesAreFinishedOffTheIntegratingThreadInOrder) {
   testing::expect_identical(out.results, whole_batch(spec));
 
   // It throws late, while the integrating thread waits for it with the next slice's inputs
-  // queued behind it: the worker skips them and the run still ends (it once hung here).
+  // queued behind it: the worker skips them and the run still ends.
   options.on_slice = [&](const SliceDone& slice) {
     if (slice.systems_done < 64) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -48,10 +48,10 @@ std::string sweep_spec(const std::string& model, int systems, const std::string&
   if (model == "scara")
     return head + R"({"params.m4": {"uniform": [0.3, 0.7]}, "q0[0]": {"normal": [0.0, 0.01]}}},
       "model": "scara", "integrator": {"method": "rk4", "t_end": )" +
-           (t_end.empty() ? "2.0" : t_end) + R"(, "dt": 0.001}})";
+           t_end + R"(, "dt": 0.001}})";
   return head + R"({"params.m1": {"uniform": [1.5, 2.5]}, "q0[0]": {"normal": [1.0, 0.01]}}},
     "model": "duffing", "integrator": {"method": "rk4", "t_end": )" +
-         (t_end.empty() ? "0.2" : t_end) + R"(, "dt": 0.001}})";
+         t_end + R"(, "dt": 0.001}})";
 }
 
 std::string trajectory_spec() {
@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[k], "--device") == 0) device = argv[k + 1];
     if (std::strcmp(argv[k], "--t-end") == 0) t_end = argv[k + 1];
   }
+  if (t_end.empty()) t_end = model == "scara" ? "2.0" : "0.2";
   const int threads = ukes::default_cpu_threads();
   ukes::testing::ServerProcess server({"--threads", std::to_string(threads), "--device", device});
   auto stub = ukes::v1::UkesService::NewStub(server.channel());
@@ -131,8 +132,7 @@ int main(int argc, char** argv) {
   }
   // 1. The same sweep in-process and through the server.
   const std::string spec_text = sweep_spec(model, systems, device, t_end);
-  const long steps =
-      std::lround(std::stod(t_end.empty() ? (model == "scara" ? "2.0" : "0.2") : t_end) / 0.001);
+  const long steps = std::lround(std::stod(t_end) / 0.001);
   std::vector<double> in_process, via_server;
   for (int r = 0; r < repetitions; ++r) {
     const auto t0 = Clock::now();

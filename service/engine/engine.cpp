@@ -183,13 +183,13 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
                : sizer.end(first, size);
   };
   SliceFinisher finish{options, out, start};
-  int handed = 0;  // slices [0, handed) are finished or with the worker
+  int first = 0;  // the systems before it are finished or with the worker
   {
     // The worker finishes each slice, and makes the next slice's inputs, while a slice
     // integrates: the integrating thread does no per-system work of its own. So a slice's size
     // is set one slice ahead, from the time of the slice before the one integrating.
     SerialQueue worker;
-    int first = 0, end = count > 0 ? next_end(0) : 0;
+    int end = count > 0 ? next_end(0) : 0;
     auto inputs = std::make_shared<Batch>(batch_slice(spec, first, end - first));
     while (first < count) {
       if (stop_requested()) {
@@ -218,7 +218,6 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       }
       out.backend = slice->results.backend;
       worker.enqueue([&finish, slice] { finish(*slice); });
-      handed = end;
       size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
       first = end;
       end = after;
@@ -227,7 +226,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
     worker.synchronize();
   }
   out.steps = finish.steps;
-  out.systems_done = handed;
+  out.systems_done = first;
   out.threads = device.device == Device::kCpu ? settings.threads : 0;
   if (out.backend.empty()) out.backend = device_name(device.device);
   out.results.backend = out.backend;

@@ -10,6 +10,7 @@
 #include "kernels/ensemble/batch_layout.hpp"
 #include "kernels/models/model_info.hpp"
 #include "kernels/models/user/compiled_model.hpp"
+#include "kernels/uk/actuation.hpp"
 
 namespace ukes {
 
@@ -26,9 +27,9 @@ enum class GpuPath { kAuto, kFused, kWarp, kCusolver };
 // parameters are per system (Batch::control_params).
 struct ControlOptions {
   bool active = false;
-  std::uint64_t servo_rows = 0;                // bit r: row r is a servo row
-  std::uint64_t actuated = ~std::uint64_t{0};  // bit j: coordinate j actuated (full: all)
-  bool full_actuation = true;                  // B = I with the Gauss weighting
+  std::uint64_t servo_rows = 0;  // bit r: row r is a servo row
+  Actuation actuation = Actuation::kFull;
+  std::uint64_t actuated = ~std::uint64_t{0};  // kCoordinates: bit j, coordinate j actuated
   double gain = 0.0;                           // robust term; 0: none
   double epsilon = 1e-3;
 };

@@ -24,8 +24,8 @@ RunSettings<T> to_run_settings(const EnsembleSettings& e) {
   s.projection = e.projection;
   s.control.active = e.control.active;
   s.control.servo_rows = e.control.servo_rows;
+  s.control.actuation = e.control.actuation;
   s.control.actuated = e.control.actuated;
-  s.control.full_actuation = e.control.full_actuation;
   s.control.gain = T(e.control.gain);
   s.control.epsilon = T(e.control.epsilon);
   s.projection_tol = T(e.projection_tol);

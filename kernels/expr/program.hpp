@@ -14,13 +14,14 @@
 #include "kernels/autodiff/jet.hpp"
 #include "kernels/expr/operations.hpp"
 
-// X(Name): the model functions a program holds. Derived computes, once per system, the values of
-// the others that depend on parameters and constants alone (kernels/expr/compiler.hpp), into the
-// parameter slots after the model's own, where those segments load them.
+// X(Name): the model functions a program holds. Actuation is a controlled run's actuation matrix
+// (docs/CONTROL.md), empty unless the run gives one. Derived computes, once per system, the values
+// of the others that depend on parameters and constants alone (kernels/expr/compiler.hpp), into
+// the parameter slots after the model's own, where those segments load them.
 // clang-format off
 #define UKES_EXPR_SEGMENTS(X) \
   X(Mass) X(Force) X(PositionRows) X(VelocityRows) X(NonIdealForce) X(InitialQ) X(InitialQd) \
-  X(Derived)
+  X(Actuation) X(Derived)
 // clang-format on
 
 namespace ukes::expr {
@@ -36,7 +37,7 @@ inline constexpr int kSegmentCount = static_cast<int>(Segment::kCount);
 // Values alive at once in a program: the evaluator's register file.
 inline constexpr int kMaxRegisters = 64;
 
-// The row stride of mass-matrix outputs (run_segment): the largest n of a user model.
+// The row stride of matrix outputs (mass, actuation; run_segment): the largest n of a user model.
 inline constexpr int kMassStride = 32;
 
 // Parameter slots a system holds for a program: the model's parameters, then the derived ones.

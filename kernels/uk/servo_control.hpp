@@ -10,16 +10,19 @@
 //     qdd(f) = qdd0 + L^-T N L^-1 f,   N = I - B_P^+ B_P,   B_P = A_P L^-T,
 // qdd0 the UK acceleration of the physical rows alone. Asking A_S qdd(f) = b_S for f = B u:
 //     full actuation (B = I, Gauss weighting u^T M^-1 u):  u = L G^+ r,  G = A_S L^-T N,
-//     listed coordinates (B columns of I, least norm):     u = G^+ r,    G = A_S L^-T N L^-1 B,
-//     r = b_S - A_S qdd0 (+ the robust term).
-// Without physical rows this is u = M^1/2 (A M^-1/2)^+ (b - A M^-1 Q): the UK constraint force
-// of the controller's model, so with p^ = p the plant moves exactly as the UK equation says.
-// The plant then integrates the UK equation of its physical rows with applied force Q + u, its
-// non-ideal law (if any) fed the ideal force Qc_P + u.
+//     an actuation matrix B (least norm |u|):              u = G^+ r,    G = A_S L^-T N L^-1 B^,
+//     r = b_S - A_S qdd0 (+ the robust term),
+// B^ the controller's B (listed coordinates: columns of I; a user model's matrix of expressions
+// at p^). Without physical rows and with full actuation this is u = M^1/2 (A M^-1/2)^+ (b - A
+// M^-1 Q): the UK constraint force of the controller's model, so with p^ = p the plant moves
+// exactly as the UK equation says. The plant then integrates the UK equation of its physical rows
+// with applied force Q + B u (B at its own parameters), its non-ideal law (if any) fed the ideal
+// force Qc_P + B u.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/uk/actuation.hpp"
 #include "kernels/uk/dynamics.hpp"
 
 namespace ukes {
@@ -30,10 +33,9 @@ template <class T>
 struct ControlSettings {
   bool active = false;
   std::uint64_t servo_rows = 0;  // bit r: row r (position rows first) is a servo row
-  // Bit j: coordinate j is actuated; all bits with full_actuation.
-  std::uint64_t actuated = ~std::uint64_t{0};
-  bool full_actuation = true;  // B = I with the Gauss weighting (the UK force itself)
-  T gain = T(0);               // robust term: r -= gain sigma / (|sigma| + epsilon); 0: none
+  Actuation actuation = Actuation::kFull;
+  std::uint64_t actuated = ~std::uint64_t{0};  // kCoordinates: bit j, coordinate j is actuated
+  T gain = T(0);  // robust term: r -= gain sigma / (|sigma| + epsilon); 0: none
   T epsilon = T(1e-3);
 };
 
@@ -131,8 +133,30 @@ UKES_HD Vec<T, N> null_part(const Factor& L, const Mat<T, R, N>& A_phys, const P
   }
 }
 
-// G = A_S L^-T N (full actuation) or A_S L^-T N L^-1 B (listed coordinates), row by row:
-// row i is N L^-1 a_i (resp. B^T L^-T N L^-1 a_i) for the servo row a_i of A.
+// Whether Model has an actuation matrix of expressions (a user model's hook). A run spec asks
+// Actuation::kMatrix of no other model (service/runspec/run_spec.cpp), so the kernels of the
+// others carry no code for it.
+template <class Model, class T>
+inline constexpr bool kHasActuationMatrix = requires(const Model& model, const Vec<T, Model::kN>& x,
+                                                     T t, const T* p,
+                                                     Mat<T, Model::kN, Model::kN>& B) {
+  model.actuation(x, x, t, p, B);
+};
+
+// The actuation matrix B (n x n, zero past its k columns) at (q, qd, t) with parameters p.
+template <class Model, class T>
+UKES_HD Mat<T, Model::kN, Model::kN> actuation_matrix(const Model& model,
+                                                      const Vec<T, Model::kN>& q,
+                                                      const Vec<T, Model::kN>& qd, T t,
+                                                      const T* p) {
+  Mat<T, Model::kN, Model::kN> B = Mat<T, Model::kN, Model::kN>::zero();
+  model.actuation(q, qd, t, p, B);
+  return B;
+}
+
+// G = A_S L^-T N (full actuation) or A_S L^-T N L^-1 B (listed coordinates), row by row: row i
+// is N L^-1 a_i (resp. its L^-T N L^-1 a_i at the actuated coordinates, B being columns of I) for
+// the servo row a_i of A. For an actuation matrix, A_S L^-T N L^-1 (servo_control multiplies B).
 template <class T, int R, int N, class Factor, class Pinv>
 UKES_HD Mat<T, R, N> servo_gain_matrix(const Factor& L, const Mat<T, R, N>& A_servo,
                                        const Mat<T, R, N>& A_phys, const Pinv& Bp,
@@ -143,15 +167,17 @@ UKES_HD Mat<T, R, N> servo_gain_matrix(const Factor& L, const Mat<T, R, N>& A_se
     Vec<T, N> a;
     for (int j = 0; j < N; ++j) a[j] = A_servo(i, j);
     Vec<T, N> g = null_part(L, A_phys, Bp, solve_lower(L.L, a));
-    if (!c.full_actuation) g = solve_lower_transpose(L, g);
-    for (int j = 0; j < N; ++j) G(i, j) = c.full_actuation || has_bit(c.actuated, j) ? g[j] : T(0);
+    if (c.actuation != Actuation::kFull) g = solve_lower_transpose(L, g);
+    for (int j = 0; j < N; ++j)
+      G(i, j) = c.actuation != Actuation::kCoordinates || has_bit(c.actuated, j) ? g[j] : T(0);
   }
   return G;
 }
 
-// The control force B u the controller applies at the plant's state (q, qd, t), from its own
-// model (parameters p_hat). NaN when the controller's mass is not positive definite (not even
-// with its physical rows).
+// The control u the controller commands at the plant's state (q, qd, t), from its own model
+// (parameters p_hat): the force itself for full actuation and listed coordinates (B u = u), the
+// k actuator inputs (then zeros) for an actuation matrix. NaN when the controller's mass is not
+// positive definite (not even with its physical rows).
 template <class Model, class T>
 UKES_HD Vec<T, Model::kN> servo_control(const Model& model, const Vec<T, Model::kN>& q,
                                         const Vec<T, Model::kN>& qd, T t, const T* p_hat,
@@ -187,14 +213,18 @@ UKES_HD Vec<T, Model::kN> servo_control(const Model& model, const Vec<T, Model::
       const Vec<T, m> sigma = sliding_variable(in.form, s, c.servo_rows);
       r = r - (c.gain / (norm2(sigma) + c.epsilon)) * sigma;
     }
-    const Mat<T, m, n> G = servo_gain_matrix(L, A_servo, A_phys, Bp, c);
+    Mat<T, m, n> G = servo_gain_matrix(L, A_servo, A_phys, Bp, c);
+    if constexpr (kHasActuationMatrix<Model, T>) {
+      if (c.actuation == Actuation::kMatrix)
+        G = G * actuation_matrix<Model, T>(model, q, qd, t, p_hat);
+    }
     const Vec<T, n> x = make_pinv(G, rtol, active_block(model)).apply(r);
-    return c.full_actuation ? lower_times(L, x) : x;
+    return c.actuation == Actuation::kFull ? lower_times(L, x) : x;
   }
 }
 
-// One right-hand side of a controlled system: the control force from the controller's model, then
-// the plant's UK equation of its physical rows with applied force Q + u. The evaluation's form
+// One right-hand side of a controlled system: the control from the controller's model, then the
+// plant's UK equation of its physical rows with applied force Q + B u. The evaluation's form
 // holds every row at the plant (servo rows: the tracking error), its constraint force the
 // physical rows' alone.
 template <class Model, class T>
@@ -205,7 +235,11 @@ UKES_HD DynamicsEval<Model, T> evaluate_controlled_dynamics(
     (void)p_hat, (void)c;
     return evaluate_dynamics<Model, T>(model, q, qd, t, p, s);
   } else {
-    const Vec<T, Model::kN> u = servo_control<Model, T>(model, q, qd, t, p_hat, s, c);
+    Vec<T, Model::kN> u = servo_control<Model, T>(model, q, qd, t, p_hat, s, c);
+    if constexpr (kHasActuationMatrix<Model, T>) {
+      // The force B u the plant feels, its B at its own parameters.
+      if (c.actuation == Actuation::kMatrix) u = actuation_matrix<Model, T>(model, q, qd, t, p) * u;
+    }
     DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
     Mat<T, kRows<Model>, Model::kN> A_phys = in.form.A;
     Vec<T, kRows<Model>> b_phys = in.bs;

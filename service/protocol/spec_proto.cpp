@@ -39,8 +39,16 @@ json control_json(const v1::ControlSpec& c) {
   json o = json::object();
   if (c.rows_size() > 0) o["rows"] = std::vector<std::int32_t>(c.rows().begin(), c.rows().end());
   if (!c.params().empty()) o["params"] = params_json(c.params());
+  if (c.actuation_size() > 0 && c.actuation_matrix_size() > 0)
+    throw SpecError("control.actuation_matrix", "give actuation or actuation_matrix, not both");
   if (c.actuation_size() > 0)
     o["actuation"] = std::vector<std::string>(c.actuation().begin(), c.actuation().end());
+  if (c.actuation_matrix_size() > 0) {
+    json rows = json::array();
+    for (const v1::ActuationRow& row : c.actuation_matrix())
+      rows.push_back(std::vector<std::string>(row.entries().begin(), row.entries().end()));
+    o["actuation"] = std::move(rows);
+  }
   if (c.has_robust()) {
     json r = json::object();
     if (c.robust().has_gain()) r["gain"] = c.robust().gain();

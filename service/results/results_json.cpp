@@ -63,10 +63,12 @@ json control_json(const RunSpec& spec) {
   for (std::size_t k = 0; k < m.params.size(); ++k)
     params[m.params[k].name] = spec.control_params[k];
   json actuation = "full";
-  if (!c.full_actuation) {
+  if (c.actuation == Actuation::kCoordinates) {
     actuation = json::array();
     for (int j = 0; j < m.n; ++j)
       if (has_bit(c.actuated, j)) actuation.push_back(m.coordinates[static_cast<std::size_t>(j)]);
+  } else if (c.actuation == Actuation::kMatrix) {
+    actuation = m.user->definition.actuation;
   }
   return {{"rows", rows},
           {"params", params},

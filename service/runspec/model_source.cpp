@@ -7,22 +7,39 @@
 
 namespace ukes {
 
-std::shared_ptr<const ModelInfo> user_model_from_json(const nlohmann::json& definition,
-                                                      const std::string& path) {
+namespace {
+
+// A definition's errors as the run spec's: SpecError, or LimitError for one over a limit.
+template <class Parse>
+std::shared_ptr<const ModelInfo> compile_for_spec(Parse&& parse) {
   try {
-    auto model = make_user_model_info(parse_user_model(definition, path));
-    if (find_model(model->name)) {
-      throw SpecError(path + ".name", "'" + model->name +
-                                          "' is a catalogue model: a user model needs a name "
-                                          "of its own");
-    }
-    return model;
+    return make_user_model_info(parse());
   } catch (const DefinitionError& e) {
     const std::string reason =
         e.column > 0 ? "column " + std::to_string(e.column) + ": " + e.reason : e.reason;
     if (e.limit) throw LimitError(e.path, reason);
     throw SpecError(e.path, reason);
   }
+}
+
+}  // namespace
+
+std::shared_ptr<const ModelInfo> user_model_from_json(const nlohmann::json& definition,
+                                                      const std::string& path) {
+  auto model = compile_for_spec([&] { return parse_user_model(definition, path); });
+  if (find_model(model->name)) {
+    throw SpecError(path + ".name", "'" + model->name +
+                                        "' is a catalogue model: a user model needs a name "
+                                        "of its own");
+  }
+  return model;
+}
+
+std::shared_ptr<const ModelInfo> with_actuation_matrix(const ModelInfo& user,
+                                                       const nlohmann::json& matrix,
+                                                       const std::string& path) {
+  const nlohmann::json definition = nlohmann::json::parse(user.user->definition.canonical_json);
+  return compile_for_spec([&] { return parse_user_model(definition, "model", matrix, path); });
 }
 
 bool is_model_id(const std::string& model) { return model.rfind("sha256:", 0) == 0; }

@@ -23,6 +23,12 @@ inline constexpr std::size_t kMaxDefinitionBytes = std::size_t{1} << 20;
 std::shared_ptr<const ModelInfo> user_model_from_json(const nlohmann::json& definition,
                                                       const std::string& path);
 
+// User model `user` (ModelInfo::user set) with a controlled run's actuation matrix compiled into
+// its program (docs/CONTROL.md); errors name fields under `path` ("control.actuation[1][0]").
+std::shared_ptr<const ModelInfo> with_actuation_matrix(const ModelInfo& user,
+                                                       const nlohmann::json& matrix,
+                                                       const std::string& path);
+
 // Whether `model` names a registered definition by its content id ("sha256:<64 hex>").
 bool is_model_id(const std::string& model);
 

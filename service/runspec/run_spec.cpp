@@ -443,6 +443,13 @@ void slice_batch(const Batch& all, int first, int count, Batch& part) {
   for_each_input([&](const FieldInfo&, const auto& src, auto& dst) { take(src, dst); }, all, part);
 }
 
+// "control.actuation" when it is a matrix (an array of arrays), else null.
+const json* actuation_matrix_of(const json& spec) {
+  const json* control = find(spec, "control");
+  const json* a = control && control->is_object() ? find(*control, "actuation") : nullptr;
+  return a && a->is_array() && !a->empty() && a->front().is_array() ? a : nullptr;
+}
+
 // A user model the spec defines inline or names by id; null for a catalogue model.
 std::shared_ptr<const ModelInfo> resolve_model(const json& model, const ParseOptions& options) {
   if (model.is_object()) return user_model_from_json(model, "model");
@@ -466,6 +473,10 @@ void parse_model(const json& spec, const ParseOptions& options, RunSpec& rs) {
   const json* model = find(spec, "model");
   if (!model) fail("model", "required");
   rs.user_model = resolve_model(*model, options);
+  // A controlled run's actuation matrix of expressions is compiled into the user model's program
+  // here, before anything reads the model.
+  if (const json* matrix = actuation_matrix_of(spec); matrix && rs.user_model)
+    rs.user_model = with_actuation_matrix(*rs.user_model, *matrix, "control.actuation");
   rs.model = rs.user_model ? rs.user_model.get() : find_model(model->get<std::string>());
   if (const json* d = find(spec, "description")) get_string(*d, "description");
 }
@@ -626,14 +637,23 @@ std::uint64_t parse_servo_rows(const json& j, int rows) {
   return mask;
 }
 
-// "control.actuation": "full" (B = I), or the names of the actuated coordinates.
+// "control.actuation": "full" (B = I), the names of the actuated coordinates, or (user models)
+// an actuation matrix of expressions, which parse_model compiled into the model.
 void parse_actuation(const json& j, const ModelInfo& m, ControlOptions& o) {
   if (j.is_string() && j.get<std::string>() == "full") return;
+  if (j.is_array() && !j.empty() && j.front().is_array()) {
+    if (!m.user)
+      fail("control.actuation", "an actuation matrix of expressions needs a user model; model " +
+                                    m.name + " takes \"full\" or coordinate names (" +
+                                    join_names(m.coordinates) + ")");
+    o.actuation = Actuation::kMatrix;
+    return;
+  }
   if (!j.is_array() || j.empty())
-    fail("control.actuation", "expected \"full\" or a non-empty array of coordinate names (" +
+    fail("control.actuation", "expected \"full\", a non-empty array of coordinate names (" +
                                   join_names(m.coordinates) +
-                                  "); an actuation matrix of expressions is not supported");
-  o.full_actuation = false;
+                                  ") or, for user models, an n x k matrix of expressions");
+  o.actuation = Actuation::kCoordinates;
   o.actuated = 0;
   for (std::size_t i = 0; i < j.size(); ++i) {
     const std::string p = element("control.actuation", i);

@@ -10,7 +10,12 @@
 //     reduced-coordinate computed-torque formulation;
 //   - scara with a wrong payload settles at its vertical axis's static error;
 //   - listed actuation with A M^-1 B of full row rank tracks exactly;
+//   - an actuation matrix of expressions: the two-link arm driven by joint torques B(q) against
+//     the reduced computed-torque formulation, a mismatched actuator gain against its error's
+//     closed form, and columns of I against the listed coordinates;
 //   - a spec's control section is checked field by field.
+#include "kernels/uk/servo_control.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +24,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kernels/models/scara.hpp"
+#include "kernels/models/user/user_model.hpp"
 #include "service/engine/engine.hpp"
+#include "service/results/results_json.hpp"
 #include "service/runspec/run_spec.hpp"
 
 namespace ukes {
@@ -144,6 +152,22 @@ double error_closed_form(double c1, double c0, double f, double e0, double v0, d
   return homogeneous.real() + (forced * std::exp(C(0, t))).imag();
 }
 
+// servo_mass's tracking error (system 0 of `r`, sampled) against the closed form of
+// e'' + K alpha e' + K beta e = (1 - K) sin t from its initial state, e(0) = 0.2, e'(0) = 0.5 - 1,
+// K the ratio of the force applied to the force the controller's model needs.
+void expect_the_closed_form_error(const json& spec, const BatchResults& r, double K, double alpha,
+                                  double beta) {
+  const std::vector<double> times = sample_times(parse_run_spec(spec).settings);
+  double worst = 0.0;
+  for (int s = 0; s < r.samples; ++s) {
+    const double t = times[static_cast<std::size_t>(s)];
+    const double e = error_closed_form(K * alpha, K * beta, 1.0 - K, 0.2, 0.5 - 1.0, t);
+    worst = std::max(worst, std::abs(r.traj_residual_at(0, s, 0) - e));
+  }
+  EXPECT_LT(worst, 1e-8);
+  EXPECT_GT(r.residual_at(0, 0), 0.1) << "the error is the mismatch's, not rounding";
+}
+
 TEST(Control, OneDofTrackingErrorFollowsItsLinearOde) {
   const double m = 1.0, m_hat = 2.0, alpha = 4.0, beta = 4.0;
   const json spec = {{"model", mass_model()},
@@ -155,21 +179,15 @@ TEST(Control, OneDofTrackingErrorFollowsItsLinearOde) {
   const RunOutcome out = run(spec);
   const BatchResults& r = out.results;
   ASSERT_EQ(r.status[0], 0);
-  const double k = m_hat / m;
-  const double e0 = 0.2, v0 = 0.5 - 1.0;
+  expect_the_closed_form_error(spec, r, m_hat / m, alpha, beta);
   const std::vector<double> times = sample_times(parse_run_spec(spec).settings);
-  double worst = 0.0;
   for (int s = 0; s < r.samples; ++s) {
-    const double t = times[static_cast<std::size_t>(s)];
-    const double e = error_closed_form(k * alpha, k * beta, 1.0 - k, e0, v0, t);
-    worst = std::max(worst, std::abs(r.traj_residual_at(0, s, 0) - e));
     // The force applied: m_hat (b - alpha e' - beta e), b = -sin t (the row's e'' = x'' + sin t).
+    const double t = times[static_cast<std::size_t>(s)];
     const double phi = r.traj_residual_at(0, s, 0), phid = r.traj_residual_at(0, s, 1);
     const double u = m_hat * (-std::sin(t) - alpha * phid - beta * phi);
     EXPECT_NEAR(r.traj_control[static_cast<std::size_t>(s)], u, 1e-9 * (1 + std::abs(u))) << t;
   }
-  EXPECT_LT(worst, 1e-8);
-  EXPECT_GT(r.residual_at(0, 0), 0.1) << "the error is the mismatch's, not rounding";
 }
 
 // Disturbance d sin 2t the controller does not know; alpha = 2, beta = 1 make lambda = 1 and
@@ -347,16 +365,9 @@ struct TwoLink {
   }
 };
 
-TEST(Control, TwoLinkArmWithPayloadMismatchMatchesReducedComputedTorque) {
-  const double m2 = 1.5, m2_hat = 1.0, t_end = 3.0;
-  const json spec = {{"model", two_link_model()},
-                     {"device", "cpu"},
-                     {"params", {{"m2", m2}}},
-                     {"control", {{"rows", {2, 3}}, {"params", {{"m2", m2_hat}}}}},
-                     {"integrator", {{"method", "dopri5"}, {"rtol", 1e-12}, {"atol", 1e-12}}}};
-  const RunOutcome out = run(spec);
-  const BatchResults& r = out.results;
-  ASSERT_EQ(r.status[0], 0);
+// The controlled arm's final state (system 0 of `r`) against the reduced computed-torque arm.
+void expect_the_final_state_of_computed_torque(const BatchResults& r, double m2, double m2_hat,
+                                               double t_end) {
   TwoLink arm;
   arm.m2 = m2;
   arm.m2_hat = m2_hat;
@@ -368,10 +379,126 @@ TEST(Control, TwoLinkArmWithPayloadMismatchMatchesReducedComputedTorque) {
   EXPECT_NEAR(r.q_at(1, 0), y1, 1e-8);
   EXPECT_NEAR(r.q_at(2, 0), x2, 1e-8);
   EXPECT_NEAR(r.q_at(3, 0), y2, 1e-8);
+}
+
+TEST(Control, TwoLinkArmWithPayloadMismatchMatchesReducedComputedTorque) {
+  const double m2 = 1.5, m2_hat = 1.0, t_end = 3.0;
+  const json spec = {{"model", two_link_model()},
+                     {"device", "cpu"},
+                     {"params", {{"m2", m2}}},
+                     {"control", {{"rows", {2, 3}}, {"params", {{"m2", m2_hat}}}}},
+                     {"integrator", {{"method", "dopri5"}, {"rtol", 1e-12}, {"atol", 1e-12}}}};
+  const RunOutcome out = run(spec);
+  const BatchResults& r = out.results;
+  ASSERT_EQ(r.status[0], 0);
+  expect_the_final_state_of_computed_torque(r, m2, m2_hat, t_end);
   // The mismatch is visible: the servo rows' errors are far above rounding, the links exact.
   EXPECT_GT(r.residual_at(2, 0), 1e-3);
   EXPECT_LT(r.residual_at(0, 0), 1e-8);
   EXPECT_LT(r.residual_at(1, 0), 1e-8);
+}
+
+// The arm driven by joint torques: a shoulder torque on theta1 and an elbow torque on theta2 -
+// theta1 (theta_i the links' absolute angles) act on the Cartesian coordinates through
+// B(q) = [grad theta1, grad theta2 - grad theta1], the gradients of theta1 = atan2(y1, x1) and
+// theta2 = atan2(y2 - y1, x2 - x1).
+json joint_torques() {
+  const std::string r1 = "(x1 * x1 + y1 * y1)";
+  const std::string r2 = "((x2 - x1) * (x2 - x1) + (y2 - y1) * (y2 - y1))";
+  return json::array({json::array({"-y1 / " + r1, "(y2 - y1) / " + r2 + " + y1 / " + r1}),
+                      json::array({"x1 / " + r1, "-(x2 - x1) / " + r2 + " - x1 / " + r1}),
+                      json::array({"0", "-(y2 - y1) / " + r2}),
+                      json::array({"0", "(x2 - x1) / " + r2})});
+}
+
+TEST(Control, JointTorquesThroughAnActuationMatrixMatchReducedComputedTorque) {
+  // With the links physical and the two angle rows servoed, A M^-1 B is 2 x 2 and invertible:
+  // the controller meets its nominal servo dynamics exactly, as computed torque does in reduced
+  // coordinates, so both plants move alike.
+  const double m2 = 1.5, m2_hat = 1.0, t_end = 3.0;
+  const json spec = {
+      {"model", two_link_model()},
+      {"device", "cpu"},
+      {"params", {{"m2", m2}}},
+      {"control", {{"rows", {2, 3}}, {"params", {{"m2", m2_hat}}}, {"actuation", joint_torques()}}},
+      {"integrator", {{"method", "dopri5"}, {"rtol", 1e-12}, {"atol", 1e-12}}},
+      {"output", {{"samples", 31}, {"trajectories", "all"}}}};
+  const RunOutcome out = run(spec);
+  const BatchResults& r = out.results;
+  ASSERT_EQ(r.status[0], 0);
+  expect_the_final_state_of_computed_torque(r, m2, m2_hat, t_end);
+  EXPECT_GT(r.residual_at(2, 0), 1e-3);
+  // Joint torques do no work when a link stretches with both angles fixed: B u is a combination
+  // of the angle gradients, so it is orthogonal to (x1, y1, x1, y1) (link 1 longer, the second
+  // mass carried along) and to (0, 0, x2 - x1, y2 - y1) (link 2 longer).
+  for (int s = 0; s < r.samples; ++s) {
+    const auto at = [&](int j) { return r.traj_q[static_cast<std::size_t>(s) * 4 + j]; };
+    const auto force = [&](int j) { return r.traj_control[static_cast<std::size_t>(s) * 4 + j]; };
+    const double along1 = at(0) * (force(0) + force(2)) + at(1) * (force(1) + force(3));
+    const double along2 = (at(2) - at(0)) * force(2) + (at(3) - at(1)) * force(3);
+    EXPECT_NEAR(along1, 0.0, 1e-9 * (1 + r.control_effort_max[0])) << s;
+    EXPECT_NEAR(along2, 0.0, 1e-9 * (1 + r.control_effort_max[0])) << s;
+  }
+}
+
+// Only user models compile the actuation matrix's code (kernels/uk/servo_control.hpp).
+static_assert(kHasActuationMatrix<UserModel<4>, double>);
+static_assert(!kHasActuationMatrix<models::Scara, double>);
+
+TEST(Control, AMismatchedActuatorGainGivesTheClosedFormError) {
+  // B = [k]: the controller believes k^ = 1, the plant's actuator has k. The applied force is
+  // (k / k^) m^ (b - alpha e' - beta e), so e'' + K alpha e' + K beta e = (1 - K) sin t with
+  // K = k m^ / (k^ m).
+  json model = mass_model();
+  model["parameters"].push_back({{"name", "k"}, {"value", 1.0}});
+  const double k = 1.5, alpha = 4.0, beta = 4.0;
+  const json spec = {{"model", model},
+                     {"device", "cpu"},
+                     {"params", {{"k", k}}},
+                     {"control", {{"actuation", json::array({json::array({"k"})})}}},
+                     {"integrator", {{"method", "dopri5"}, {"rtol", 1e-12}, {"atol", 1e-12}}},
+                     {"output", {{"samples", 61}, {"trajectories", "all"}}}};
+  const RunOutcome out = run(spec);
+  ASSERT_EQ(out.results.status[0], 0);
+  expect_the_closed_form_error(spec, out.results, k, alpha, beta);
+}
+
+TEST(Control, AMatrixOfColumnsOfTheIdentityIsTheListedCoordinates) {
+  json spec = {{"model", two_link_model()},
+               {"device", "cpu"},
+               {"params", {{"m2", 1.2}}},
+               {"control", {{"rows", {2, 3}}, {"actuation", {"x1", "y2"}}}},
+               {"integrator", {{"method", "rk4"}, {"t_end", 1.0}, {"dt", 1e-3}}}};
+  const RunOutcome listed = run(spec);
+  spec["control"]["actuation"] = json::array({json::array({"1", "0"}), json::array({"0", "0"}),
+                                              json::array({"0", "0"}), json::array({"0", "1"})});
+  const RunOutcome matrix = run(spec);
+  ASSERT_EQ(listed.results.status[0], 0);
+  ASSERT_EQ(matrix.results.status[0], 0);
+  for (int j = 0; j < 4; ++j)
+    EXPECT_NEAR(matrix.results.q_at(j, 0), listed.results.q_at(j, 0), 1e-13) << j;
+  EXPECT_NEAR(matrix.results.control_effort_max[0], listed.results.control_effort_max[0],
+              1e-12 * listed.results.control_effort_max[0]);
+  // Results record the matrix as given; the model keeps its definition's content id.
+  const RunSpec parsed = parse_run_spec(spec);
+  EXPECT_EQ(results_header_json(parsed, matrix)["control"]["actuation"],
+            spec["control"]["actuation"]);
+  EXPECT_EQ(parsed.model->user->definition.content_id,
+            parse_run_spec({{"model", two_link_model()}}).model->user->definition.content_id);
+}
+
+TEST(Control, MotorTorquesBehindTheSpringsDoNotReachALinkVelocityRow) {
+  // docs/CONTROL.md, "Limits": the flexible joint's mass matrix is block diagonal (links, motors)
+  // and its row acts on the links, so A M^-1 B = 0 for B on the motors: no control at all, and
+  // the row's error is the uncontrolled plant's.
+  const json spec = {{"model", "flexible_joint"},
+                     {"device", "cpu"},
+                     {"control", {{"actuation", {"m1ang", "m2ang"}}}},
+                     {"integrator", {{"method", "rk4"}, {"t_end", 1.0}, {"dt", 1e-3}}}};
+  const RunOutcome out = run(spec);
+  ASSERT_EQ(out.results.status[0], 0);
+  EXPECT_EQ(out.results.control_effort_max[0], 0.0);
+  EXPECT_GT(out.results.residual_at(0, 0), 0.5) << "psi(0) = 0.9 is left to itself";
 }
 
 TEST(Control, TheControllerParametersCanBeSwept) {
@@ -427,6 +554,21 @@ TEST(Control, TheSpecIsCheckedFieldByField) {
       "sweep.vary.control.params.m4");
   expect_field_error(with({{"output", {{"fields", {"q", "control"}}}}}), "output.fields[1]");
   expect_field_error({{"model", "projectile_polar"}, {"control", json::object()}}, "control");
+
+  // Actuation matrices: user models only, n rows of the same k <= n expressions.
+  const json matrix = json::array({json::array({"1"})});
+  expect_field_error(with({{"control", {{"actuation", matrix}}}}), "control.actuation");
+  const auto user = [&](const json& actuation) {
+    return json{{"model", mass_model()}, {"control", {{"actuation", actuation}}}};
+  };
+  const auto row = [](const json& entries) { return json::array({entries}); };
+  expect_field_error(user(json::array({json::array({"1"}), json::array({"2"})})),
+                     "control.actuation");
+  expect_field_error(user(row(json::array({"1", "2"}))), "control.actuation[0]");
+  expect_field_error(user(row(json::array())), "control.actuation[0]");
+  expect_field_error(user(row(json::array({"x +"}))), "control.actuation[0][0]");
+  expect_field_error(user(row(json::array({"mass"}))), "control.actuation[0][0]");
+  expect_field_error(user(row(json::array({true}))), "control.actuation[0][0]");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "kernels/models/user/compiled_model.hpp"
 #include "kernels/sweep/sweep.hpp"
 #include "kernels/uk/servo_control.hpp"
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "tests/support/example_models.hpp"
 #include "tests/support/gpu_support.hpp"
@@ -303,19 +304,10 @@ std::string projection_case_name(const ::testing::TestParamInfo<ProjectionCase>&
 INSTANTIATE_TEST_SUITE_P(Catalogue, GpuProjection, ::testing::ValuesIn(projection_cases()),
                          projection_case_name);
 
-// A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
-// reports every system exactly once, in order.
 // Controlled runs (kernels/uk/servo_control.hpp) take the general fused kernel: the plant's
 // parameters varied, the controller's left at the defaults, so that every system tracks with
 // its own error; the GPU matches the CPU as closely as an uncontrolled run.
-using ControlCase = std::tuple<std::string, Precision>;
-
-class GpuControl : public ::testing::TestWithParam<ControlCase> {};
-
-TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
-  SKIP_WITHOUT_GPU();
-  const auto& [name, precision] = GetParam();
-  const ModelInfo& m = *find_model(name);
+void expect_controlled_runs_agree(const ModelInfo& m, Precision precision, Actuation actuation) {
   const int count = 200;
   Batch batch = varied_batch(m, count);
   const std::vector<double> nominal = m.default_params();
@@ -325,6 +317,7 @@ TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
   EnsembleSettings s = settings_for(m, Method::kRk4, precision);
   s.control.active = true;
   s.control.servo_rows = all_rows_mask(m.rows());
+  s.control.actuation = actuation;
   s.control.gain = 1.0;
   s.control.epsilon = 1.0;  // gain / epsilon, the term's stiffness at sigma = 0, well inside RK4's
   s.gpu_path = GpuPath::kFused;
@@ -347,6 +340,27 @@ TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
   }
 }
 
+using ControlCase = std::tuple<std::string, Precision>;
+
+class GpuControl : public ::testing::TestWithParam<ControlCase> {};
+
+TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto& [name, precision] = GetParam();
+  expect_controlled_runs_agree(*find_model(name), precision, Actuation::kFull);
+}
+
+// scara's definition with an actuation matrix of expressions (docs/CONTROL.md) that depends on
+// the coordinates and on a parameter the plant and the controller disagree on.
+TEST(GpuControlMatrix, AnActuationMatrixOfExpressionsMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const auto matrix = nlohmann::json::parse(R"j([["1 + 0.1 * cos(q2)", "0", "0", "0"],
+    ["0.1 * sin(q1)", "1", "0", "0"], ["0", "0", "1", "0"], ["0", "0", "0", "0.5 + m4"]])j");
+  const auto model = with_actuation_matrix(*example_model("scara"), matrix, "control.actuation");
+  for (const Precision precision : {Precision::kFp64, Precision::kFp32})
+    expect_controlled_runs_agree(*model, precision, Actuation::kMatrix);
+}
+
 std::string control_case_name(const ::testing::TestParamInfo<ControlCase>& info) {
   const auto& [name, precision] = info.param;
   return name + (precision == Precision::kFp64 ? "_fp64" : "_fp32");
@@ -357,6 +371,8 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuControl,
                                             ::testing::Values(Precision::kFp64, Precision::kFp32)),
                          control_case_name);
 
+// A batch that needs many chunks (a small memory budget) gives the results of one chunk, and
+// reports every system exactly once, in order.
 TEST(GpuChunks, ManySmallChunksEqualOneLargeRun) {
   SKIP_WITHOUT_GPU();
   const ModelInfo& m = *find_model("scara");

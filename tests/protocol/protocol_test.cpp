@@ -120,7 +120,7 @@ TEST(SpecProto, TypedControlMeansWhatItsJsonMeans) {
   EXPECT_EQ(a.servo_rows, 3u);
   EXPECT_EQ(a.servo_rows, b.servo_rows);
   EXPECT_EQ(a.actuated, 3u);
-  EXPECT_FALSE(a.full_actuation);
+  EXPECT_EQ(a.actuation, Actuation::kCoordinates);
   EXPECT_EQ(a.gain, 3.0);
   EXPECT_EQ(a.epsilon, b.epsilon);
   EXPECT_TRUE(same_bits(typed.batch.control_params, text.batch.control_params));
@@ -129,6 +129,30 @@ TEST(SpecProto, TypedControlMeansWhatItsJsonMeans) {
   EXPECT_EQ(typed.batch.control_params[m3 * 3], 1.5);
   EXPECT_EQ(typed.batch.control_params[m4 * 3], 0.7);
   EXPECT_TRUE(typed.output.control);
+}
+
+TEST(SpecProto, TypedActuationMatrixMeansWhatItsJsonMeans) {
+  const char* definition = R"({"format": "ukes-model/1", "name": "cart",
+    "coordinates": ["x", "y"], "parameters": [{"name": "k", "value": 2.0}],
+    "mass": {"diagonal": ["1", "1"]}, "force": ["0", "0"], "position_constraints": ["x - y"]})";
+  v1::RunSpec s;
+  s.set_model_definition_json(definition);
+  s.set_device("cpu");
+  v1::ControlSpec* c = s.mutable_control();
+  for (const char* entry : {"k * cos(x)", "0"}) c->add_actuation_matrix()->add_entries(entry);
+  const json typed = spec_json_from_proto(s);
+  EXPECT_EQ(typed["control"]["actuation"], json::parse(R"j([["k * cos(x)"], ["0"]])j"));
+  const RunSpec parsed = parse_run_spec(typed);
+  EXPECT_EQ(parsed.settings.control.actuation, Actuation::kMatrix);
+  EXPECT_EQ(parsed.model->user->definition.actuation_columns, 1);
+
+  c->add_actuation("x");
+  try {
+    spec_json_from_proto(s);
+    ADD_FAILURE() << "both forms of actuation accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "control.actuation_matrix");
+  }
 }
 
 TEST(SpecProto, TypedShardMeansWhatItsJsonMeans) {

@@ -144,6 +144,35 @@ def test_a_cut_stream_resumes_with_every_chunk_exactly_once(client):
     assert head + rest == whole
 
 
+def test_an_actuation_matrix_with_a_misjudged_gain_tracks_with_its_closed_form_error(client):
+    # A unit mass follows x = sin t through an actuator of gain k, B = [k], which the controller
+    # believes to be 1: its force is k (b - alpha e' - beta e), so the error obeys
+    # e'' + k alpha e' + k beta e = (1 - k) sin t (docs/CONTROL.md).
+    definition = {"format": "ukes-model/1", "name": "geared_mass", "coordinates": ["x"],
+                  "parameters": [{"name": "k", "value": 1.0}],
+                  "mass": {"diagonal": ["1"]}, "force": ["0"],
+                  "position_constraints": ["x - sin(t)"],
+                  "initial_state": {"q": ["0.2"], "qd": ["0.5"]},
+                  "t_end": 6.0, "baumgarte": {"alpha": 4.0, "beta": 4.0}}
+    k, alpha, beta, samples = 1.5, 4.0, 4.0, 31
+    spec = (ukes.spec(definition).params(k=k).control(actuation=[["k"]])
+            .integrator(method="dopri5", rtol=1e-12, atol=1e-12)
+            .output(samples=samples, trajectories="all"))
+    result = client.run(spec)
+    assert result.ok.all() and result.control_effort_max[0] > 0
+
+    c1, c0, f = k * alpha, k * beta, 1.0 - k
+    # Particular solution a sin t + b cos t, then the homogeneous part from e(0), e'(0).
+    a, b = np.linalg.solve([[c0 - 1.0, -c1], [c1, c0 - 1.0]], [f, 0.0])
+    r1, r2 = np.roots([1.0, c1, c0])
+    e0, v0 = 0.2 - b, (0.5 - 1.0) - a
+    a2 = (v0 - r1 * e0) / (r2 - r1)
+    a1 = e0 - a2
+    t = np.linspace(0.0, 6.0, samples)
+    closed = a * np.sin(t) + b * np.cos(t) + a1 * np.exp(r1 * t) + a2 * np.exp(r2 * t)
+    np.testing.assert_allclose(result.trajectory_fields["residual"][0, :, 0], closed, atol=1e-8)
+
+
 def test_a_registered_definition_runs_by_its_id(client):
     definition = json.loads(
         (SOURCE / "client/examples/models/double_pendulum_cartesian.json").read_text())

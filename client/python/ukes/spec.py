@@ -75,14 +75,16 @@ class SpecBuilder(dict):
 
     def control(self, rows: Union[str, Sequence[int]] = "all",
                 params: Optional[Mapping[str, float]] = None,
-                actuation: Union[str, Sequence[str]] = "full", gain: float = 0.0,
-                epsilon: float = 1e-3) -> "SpecBuilder":
+                actuation: Union[str, Sequence[str], Sequence[Sequence[Union[str, float]]]]
+                = "full", gain: float = 0.0, epsilon: float = 1e-3) -> "SpecBuilder":
         """Constraint-following control (docs/CONTROL.md): the servo rows ("all" or indices),
-        the controller's model (`params`: the model's defaults overridden), the actuation ("full"
-        or coordinate names) and the robust term's gain and epsilon (gain 0: none)."""
+        the controller's model (`params`: the model's defaults overridden), the actuation ("full",
+        coordinate names, or for a user model an n x k matrix of expressions, one row per
+        coordinate) and the robust term's gain and epsilon (gain 0: none)."""
+        if not isinstance(actuation, str):
+            actuation = [entry if isinstance(entry, str) else list(entry) for entry in actuation]
         section: dict[str, Any] = {"rows": rows if isinstance(rows, str) else list(rows),
-                                   "actuation": actuation if isinstance(actuation, str)
-                                   else list(actuation)}
+                                   "actuation": actuation}
         if params:
             section["params"] = dict(params)
         if gain:

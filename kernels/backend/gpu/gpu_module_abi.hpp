@@ -19,7 +19,7 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 5;
+inline constexpr int kGpuModuleAbi = 6;
 
 struct GpuDeviceInfo {
   char name[256] = {};

@@ -37,6 +37,9 @@ struct EllipseParticleSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -109,6 +112,11 @@ struct EllipseParticleSegments {
     store(0, v26);
     const S v28(T(0x1p+0));
     store(1, v28);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

@@ -37,6 +37,9 @@ struct FlexibleJointSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -180,6 +183,11 @@ struct FlexibleJointSegments {
     const S v98(T(0x0p+0));
     store(2, v98);
     store(3, v98);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

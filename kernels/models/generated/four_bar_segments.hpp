@@ -37,6 +37,9 @@ struct FourBarSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -402,6 +405,11 @@ struct FourBarSegments {
     const S v320 = expr::detail::apply<expr::Op::kAdd>(v318, v319);
     const S v321 = expr::detail::apply<expr::Op::kDiv>(v320, v295);
     store(8, v321);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

@@ -37,6 +37,9 @@ struct MovingSupportPendulumSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -118,6 +121,11 @@ struct MovingSupportPendulumSegments {
     store(0, v35);
     const S v37(T(0x0p+0));
     store(1, v37);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

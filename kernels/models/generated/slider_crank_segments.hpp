@@ -37,6 +37,9 @@ struct SliderCrankSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -185,6 +188,11 @@ struct SliderCrankSegments {
     const S v103 = expr::detail::apply<expr::Op::kMul>(v102, v97);
     const S v104 = expr::detail::apply<expr::Op::kSub>(v101, v103);
     store(2, v104);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

@@ -37,6 +37,9 @@ struct SpiralSegments {
       case expr::Segment::kInitialQd:
         InitialQd(in, store);
         return;
+      case expr::Segment::kActuation:
+        Actuation(in, store);
+        return;
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
@@ -134,6 +137,11 @@ struct SpiralSegments {
     store(1, v51);
     const S v53 = expr::detail::apply<expr::Op::kMul>(v49, v51);
     store(0, v53);
+  }
+  template <class S, class T, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+    (void)in;
+    (void)store;
   }
   template <class S, class T, class Store>
   UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {

@@ -80,7 +80,13 @@ struct Uses {
 class DefinitionReader {
  public:
   // The language's own names are in the table from the start (add_name keeps users off them).
-  DefinitionReader(const json& doc, std::string path) : doc_(doc), path_(std::move(path)) {
+  // `actuation` (null: none) is a controlled run's actuation matrix, read at `actuation_path`.
+  DefinitionReader(const json& doc, std::string path, const json* actuation = nullptr,
+                   std::string actuation_path = {})
+      : doc_(doc),
+        path_(std::move(path)),
+        actuation_doc_(actuation),
+        actuation_path_(std::move(actuation_path)) {
     symbols_["t"] = {Symbol::Kind::kTime};
     symbols_["pi"] = {Symbol::Kind::kConstant, 0, 3.14159265358979323846};
     symbols_["e"] = {Symbol::Kind::kConstant, 0, 2.71828182845904523536};
@@ -132,6 +138,7 @@ class DefinitionReader {
   std::vector<Node> vector_of(const json& v, const std::string& path, Level level,
                               std::size_t size);
   void read_mass();
+  void read_actuation();
   void check_symmetric(const std::vector<std::vector<Node>>& full,
                        const std::vector<std::pair<std::size_t, std::size_t>>& differing,
                        const std::string& path);
@@ -143,13 +150,16 @@ class DefinitionReader {
 
   const json& doc_;
   std::string path_;
+  const json* actuation_doc_;
+  std::string actuation_path_;
   UserModelDefinition d_;
   std::map<std::string, Symbol> symbols_;
   std::map<std::string, std::string> symbol_origin_;  // name -> what it is, for duplicate errors
   std::vector<Node> intermediates_;
   std::vector<Uses> intermediate_uses_;
   std::vector<std::string> intermediate_names_;
-  std::vector<std::vector<Node>> mass_;  // upper triangle: mass_[i][j - i]
+  std::vector<std::vector<Node>> mass_;       // upper triangle: mass_[i][j - i]
+  std::vector<std::vector<Node>> actuation_;  // n rows of k entries
   std::vector<Node> force_, position_rows_, velocity_rows_, nonideal_, q0_, qd0_;
   json canonical_ = json::object();
 };
@@ -257,6 +267,33 @@ void DefinitionReader::read_intermediates() {
 }
 
 // Resolves every name of `node` and checks it against `level`.
+// A controlled run's actuation matrix B(q, qd, t, p): n rows (one per coordinate) of the same k
+// >= 1 entries (one per actuator input), k <= n (docs/CONTROL.md).
+void DefinitionReader::read_actuation() {
+  if (!actuation_doc_) return;
+  const std::string& path = actuation_path_;
+  const std::size_t n = d_.coordinates.size();
+  const json& rows = array(*actuation_doc_, path);
+  if (rows.size() != n)
+    fail(path, "an actuation matrix has one row per coordinate: " + std::to_string(n) +
+                   " rows, got " + std::to_string(rows.size()));
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string row_path = index_path(path, i);
+    const json& row = array(rows[i], row_path);
+    if (i == 0) k = row.size();
+    if (row.empty() || row.size() > n || row.size() != k)
+      fail(row_path, "each row holds the same k entries, 1 <= k <= " + std::to_string(n) +
+                         " (one per actuator input); got " + std::to_string(row.size()) +
+                         (i > 0 ? " after " + std::to_string(k) : std::string()));
+    actuation_.emplace_back();
+    for (std::size_t j = 0; j < k; ++j)
+      actuation_[i].push_back(expression(row[j], index_path(row_path, j), Level::kVelocity));
+  }
+  d_.actuation = *actuation_doc_;
+  d_.actuation_columns = static_cast<int>(k);
+}
+
 Uses DefinitionReader::check(const Node& node, const std::string& path, Level level) {
   Uses uses;
   switch (node.kind) {
@@ -509,6 +546,15 @@ void DefinitionReader::compile() {
   segment(expr::Segment::kNonIdealForce, nonideal_, "nonideal_force");
   segment(expr::Segment::kInitialQ, q0_, "initial_state");
   segment(expr::Segment::kInitialQd, qd0_, "initial_state");
+  b.begin_segment(expr::Segment::kActuation);
+  for (std::size_t i = 0; i < actuation_.size(); ++i)
+    for (std::size_t j = 0; j < actuation_[i].size(); ++j)
+      b.store(actuation_[i][j], {static_cast<int>(i) * expr::kMassStride + static_cast<int>(j)});
+  try {
+    b.end_segment();
+  } catch (const expr::ExpressionError& e) {
+    throw DefinitionError(actuation_path_, 0, e.what(), e.limit());
+  }
   try {
     d_.program = b.finish();  // adds the Derived segment: parameter-only values
   } catch (const expr::ExpressionError& e) {
@@ -598,6 +644,7 @@ UserModelDefinition DefinitionReader::read() {
     if (d_.gains.beta < 0) fail(key_path(path, "beta"), "must be >= 0");
   }
   canonical_["baumgarte"] = {{"alpha", d_.gains.alpha}, {"beta", d_.gains.beta}};
+  read_actuation();
   compile();
   try {
     d_.canonical_json = canonical_.dump();
@@ -612,6 +659,11 @@ UserModelDefinition DefinitionReader::read() {
 
 UserModelDefinition parse_user_model(const json& definition, const std::string& path) {
   return DefinitionReader(definition, path).read();
+}
+
+UserModelDefinition parse_user_model(const json& definition, const std::string& path,
+                                     const json& actuation, const std::string& actuation_path) {
+  return DefinitionReader(definition, path, &actuation, actuation_path).read();
 }
 
 UserModelProgram kernel_program(const UserModelDefinition& d) {

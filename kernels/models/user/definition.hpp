@@ -44,6 +44,10 @@ struct UserModelDefinition {
   double t_end = 1.0;
   Gains gains;
   expr::Program program;
+  // A controlled run's actuation matrix compiled into the program (segment Actuation), as given,
+  // and its k columns (0: none). Not part of the model: canonical_json and content_id leave it out.
+  nlohmann::json actuation;
+  int actuation_columns = 0;
   std::vector<double> q0, qd0;  // the initial state at the default parameters
   // The definition as parsed, in a stable compact form (mass as its upper triangle): what results
   // record, and what the content id is the SHA-256 of.
@@ -63,6 +67,11 @@ inline constexpr int kMaxIntermediates = 1024;
 // Checks and compiles `definition`; errors name fields under `path` ("$" or a spec's "model").
 UserModelDefinition parse_user_model(const nlohmann::json& definition,
                                      const std::string& path = "$");
+// The same with a controlled run's actuation matrix (docs/CONTROL.md) compiled in; errors in it
+// name fields under `actuation_path` ("control.actuation").
+UserModelDefinition parse_user_model(const nlohmann::json& definition, const std::string& path,
+                                     const nlohmann::json& actuation,
+                                     const std::string& actuation_path);
 // The same from JSON text (at most kMaxDefinitionTextBytes).
 UserModelDefinition parse_user_model_text(std::string_view text);
 

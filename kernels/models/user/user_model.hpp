@@ -25,9 +25,9 @@ struct UserModelProgram {
   int constant_count = 0;
 };
 
-// Where a segment's outputs go (kernels/expr/program.hpp): output k into an array, or mass entry
-// k = i kMassStride + j into a matrix. User models and the built-ins generated from definitions
-// (kernels/models/generated_functions.hpp) store through these.
+// Where a segment's outputs go (kernels/expr/program.hpp): output k into an array, or matrix
+// entry k = i kMassStride + j (mass, actuation) into a matrix. User models and the built-ins
+// generated from definitions (kernels/models/generated_functions.hpp) store through these.
 template <class S>
 struct SegmentArrayStore {
   S* out;
@@ -141,6 +141,15 @@ class UserModel : public UserSizes<Segments, kCapacity> {
     C = Vec<T, kN>::zero();
     run(expr::Segment::kNonIdealForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, &Qc_ideal[0]},
         SegmentArrayStore<T>{&C[0]});
+  }
+
+  // A controlled run's actuation matrix B (n x k, docs/CONTROL.md) into the first k columns of B,
+  // the others left as they are (the caller's zeros).
+  template <class T>
+  UKES_HD void actuation(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
+                         Mat<T, kN, kN>& B) const {
+    run(expr::Segment::kActuation, expr::Inputs<T, T>{&q[0], &qd[0], t, p, nullptr},
+        SegmentMatrixStore<T, kN>{B});
   }
 
   // Once per system, before the functions above: the values of theirs that depend on parameters

@@ -266,7 +266,6 @@ void DefinitionReader::read_intermediates() {
   canonical_["intermediates"] = std::move(canonical);
 }
 
-// Resolves every name of `node` and checks it against `level`.
 // A controlled run's actuation matrix B(q, qd, t, p): n rows (one per coordinate) of the same k
 // >= 1 entries (one per actuator input), k <= n (docs/CONTROL.md).
 void DefinitionReader::read_actuation() {
@@ -294,6 +293,7 @@ void DefinitionReader::read_actuation() {
   d_.actuation_columns = static_cast<int>(k);
 }
 
+// Resolves every name of `node` and checks it against `level`.
 Uses DefinitionReader::check(const Node& node, const std::string& path, Level level) {
   Uses uses;
   switch (node.kind) {

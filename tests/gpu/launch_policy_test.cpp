@@ -29,6 +29,32 @@ TEST(LaunchPolicy, TheFusedKernelTakesWhatTheLargestUserBucketHolds) {
   EXPECT_EQ(choose_gpu_path(GpuPath::kAuto, 32, 32), GpuPath::kCusolver);
 }
 
+// The GPU module interprets user models in fewer buckets than the CPU: each model runs in the
+// smallest of them that holds it, and models past the largest have no GPU code.
+TEST(LaunchPolicy, AUserModelRunsInTheSmallestGpuBucketThatHoldsIt) {
+  for (int n = 1; n <= kUserModelCapacity; ++n) {
+    const int bucket = user_bucket_for(n, n);
+    const int gpu = gpu_user_bucket_for(bucket);
+    if (bucket > kMaxGpuUserBucket) {
+      EXPECT_EQ(gpu, 0) << "n = " << n;
+      continue;
+    }
+    EXPECT_GE(gpu, bucket) << "n = " << n;
+    EXPECT_EQ(user_bucket_for(gpu, gpu), gpu) << "n = " << n;  // a bucket of the CPU's too
+    bool held = false;  // the module holds that bucket, and none between
+    for_each_model(GpuUserBuckets{}, [&]<class M>() {
+      held = held || M::kN == gpu;
+      EXPECT_FALSE(M::kN >= bucket && M::kN < gpu) << "n = " << n << ": bucket " << M::kN;
+    });
+    EXPECT_TRUE(held) << "n = " << n;
+  }
+  EXPECT_EQ(gpu_user_bucket_for(0), 0);  // a built-in model has none
+  EXPECT_EQ(gpu_user_bucket_for(4), 4);
+  EXPECT_EQ(gpu_user_bucket_for(8), 16);
+  EXPECT_EQ(gpu_user_bucket_for(12), 16);
+  EXPECT_EQ(gpu_user_bucket_for(32), 0);
+}
+
 TEST(LaunchPolicy, TheWarpPathRunsOnlyWhenAskedFor) {
   for (int n = 1; n <= 32; ++n)
     EXPECT_NE(choose_gpu_path(GpuPath::kAuto, n, n), GpuPath::kWarp) << "n = " << n;

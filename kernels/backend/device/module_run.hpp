@@ -24,17 +24,15 @@ template <class Api>
 int run_module(const GpuRunRequest* request, GpuRunReport* report, char* error,
                std::size_t capacity) {
   try {
-    const auto run_on_device = [&]<class M>() {
-      // Buckets past kMaxGpuUserBucket have no device code (the run spec keeps them on the CPU).
-      if constexpr (M::kN <= kMaxGpuUserBucket || !BucketModel<M>) {
-        run_model<Api, M>(*request, *report);
-      } else {
-        throw std::runtime_error("user models in bucket " + std::to_string(M::kN) +
-                                 " have no GPU code");
-      }
-    };
-    const bool found = dispatch_model_type(request->user_bucket,
-                                           request->model ? request->model : "", run_on_device);
+    // A user model runs in the GPU module's bucket that holds it (kernels/models/user/buckets.hpp).
+    const int bucket = request->user_bucket;
+    const int gpu_bucket = gpu_user_bucket_for(bucket);
+    if (bucket > 0 && gpu_bucket == 0)  // the run spec keeps these on the CPU
+      throw std::runtime_error("user models in bucket " + std::to_string(bucket) +
+                               " have no GPU code");
+    const bool found = dispatch_model_type<GpuUserBuckets>(
+        gpu_bucket, request->model ? request->model : "",
+        [&]<class M>() { run_model<Api, M>(*request, *report); });
     if (!found) {
       write_text(error, capacity, std::string("unknown model: ") + request->model);
       return kGpuRunFailed;

@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   if (device != "cpu") {
     const ukes::GpuAvailability gpu = ukes::gpu_availability();
     parse.gpu_available = gpu.available;
+    parse.gpu_devices = gpu.info.device_count;
     parse.gpu_unavailable_reason = gpu.reason;
   }
   // 1. The same sweep in-process and through the server.

@@ -41,9 +41,10 @@ struct RunOptions {
   std::int64_t count = 0;     // > 0: replaces sweep.count
   int shards = 0;             // > 0: shards of the run, dealt to the servers in turn
   bool each_address = false;  // every address a --server name resolves to is a server
+  std::string devices;        // "0,2": the spec's device_ids (the GPUs the run spreads over)
 };
 
-// `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--count N]
+// `ukes run SPEC [--out results.json] [--h5 traj.h5] [--threads N] [--count N] [--devices LIST]
 //               [--server HOST:PORT[,HOST:PORT...]] [--shards N]`
 int run_command(const RunOptions& options);
 // `ukes run --server`: the same run on a server (remote_commands.cpp), or sharded over several.
@@ -81,8 +82,10 @@ int run_sharded(const std::vector<std::string>& servers, int shards, const std::
                 const ResultFiles& files);
 
 // Reads the spec document from `path` ("-": standard input) and, when `count` > 0, replaces its
-// sweep.count. On failure prints why and returns kExitUsage; kExitOk otherwise.
-int load_spec_text(const std::string& path, std::int64_t count, std::string& text);
+// sweep.count; `devices` ("0,2", from --devices) replaces its device_ids. On failure prints why
+// and returns kExitUsage; kExitOk otherwise.
+int load_spec_text(const std::string& path, std::int64_t count, std::string& text,
+                   const std::string& devices = "");
 
 // UKES_SERVER from the environment, else 127.0.0.1:50051.
 std::string default_server();

@@ -1,7 +1,8 @@
 // ukes: ensembles of constrained mechanical systems (Udwadia-Kalaba equation).
 //   ukes models [--json]
 //   ukes run SPEC [--out results.json|results.h5] [--h5 traj.h5] [--threads N] [--count N]
-//                 [--server HOST:PORT[,HOST:PORT...]] [--shards N] [--each-address]
+//                 [--devices 0,2] [--server HOST:PORT[,HOST:PORT...]] [--shards N]
+//                 [--each-address]
 //   ukes submit SPEC [--server HOST:PORT] [--count N] [--timeout S] [--no-summaries]
 //   ukes attach JOB_ID [--server HOST:PORT] [--out results.json] [--h5 traj.h5]
 //   ukes status JOB_ID [--server HOST:PORT] [--json]
@@ -108,6 +109,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& run_options) {
       ->check(CLI::Range(1, 4096));
   run->add_option("--count", run_options.count, "Replace the spec's sweep.count")
       ->check(CLI::Range(std::int64_t{1}, kMaxCount));
+  run->add_option("--devices", run_options.devices,
+                  "The GPUs to spread the run over, e.g. 0,2 (the spec's device_ids; default: "
+                  "every usable GPU)");
   run->add_option("--server", run_options.server,
                   "Run on a ukes server (HOST:PORT) instead of in-process; a comma-separated "
                   "list shards the run over those servers");

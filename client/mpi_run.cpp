@@ -5,6 +5,7 @@
 // without a launcher the binary runs as a single process and never initializes MPI.
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -98,7 +99,7 @@ int check_whole_spec(const std::string& text, const RunOptions& options) {
 int shared_spec_text(const Mpi& mpi, const RunOptions& options, std::string& text) {
   int code = kExitOk;
   if (mpi.rank == 0) {
-    code = load_spec_text(options.spec, options.count, text);
+    code = load_spec_text(options.spec, options.count, text, options.devices);
     if (code == kExitOk) code = check_whole_spec(text, options);
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -155,7 +156,10 @@ int gather_and_report(const std::vector<SystemRange>& ranges, const nlohmann::js
       ShardRun& s = others[r - 1];
       const nlohmann::json shard_doc = shard_spec(doc, ranges[r]);
       ParseOptions parse = local_parse_options(shard_doc);
-      parse.gpu_available = true;  // whatever the rank ran on: only the inputs are rebuilt here
+      // Whatever the rank ran on (its device_ids were checked there): only the inputs are
+      // rebuilt here.
+      parse.gpu_available = true;
+      parse.gpu_devices = std::numeric_limits<int>::max();
       parse.build_batch = false;
       s.spec = parse_run_spec(shard_doc, parse);
       unpack_shard(received[r - 1], s.spec, s.outcome);

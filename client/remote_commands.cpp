@@ -1,6 +1,7 @@
 // The subcommands that talk to a ukes-server: `run --server`, submit, attach, status, cancel, info.
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -62,8 +63,9 @@ void print_server_info(const std::string& server, const v1::GetServerInfoRespons
   std::printf("backends: %s (default %s)\n", backends.c_str(), info.default_backend().c_str());
   if (info.has_gpu()) {
     const v1::GpuInfo& g = info.gpu();
-    std::printf("gpu: %s (compute capability %s, %d SMs, %.1f GiB; driver %s, runtime %s)\n",
-                g.name().c_str(), g.compute_capability().c_str(), g.multiprocessors(),
+    std::printf("gpu: %d x %s (compute capability %s, %d SMs, %.1f GiB; driver %s, runtime %s)\n",
+                std::max(1, g.devices()), g.name().c_str(), g.compute_capability().c_str(),
+                g.multiprocessors(),
                 static_cast<double>(g.memory_bytes()) / (1024.0 * 1024.0 * 1024.0),
                 g.driver_version().c_str(), g.runtime_version().c_str());
   } else if (!info.gpu_unavailable_reason().empty()) {
@@ -113,7 +115,9 @@ int run_on_server(const RunOptions& options) {
   }
   const ResultFiles files{options.out, options.h5};
   std::string text;
-  if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
+  if (const int rc = load_spec_text(options.spec, options.count, text, options.devices);
+      rc != kExitOk)
+    return rc;
   if (const int rc = check_result_files(files); rc != kExitOk) return rc;
   if (servers.size() > 1 || options.shards > 1 || options.each_address) {
     const int shards = options.shards > 0 ? options.shards : static_cast<int>(servers.size());

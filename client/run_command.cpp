@@ -2,6 +2,7 @@
 // summary, write the files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,30 @@ int apply_count(std::string& text, std::int64_t count) {
     return kExitUsage;
   }
   doc["sweep"]["count"] = count;
+  text = doc.dump();
+  return kExitOk;
+}
+
+// Sets the document's device_ids from --devices' "0,2"; a usage error naming the option when the
+// list is not one of GPU ordinals (the spec's parse checks them against this machine's GPUs).
+int apply_devices(std::string& text, const std::string& devices) {
+  nlohmann::json ids = nlohmann::json::array();
+  std::size_t at = 0;
+  while (at <= devices.size()) {
+    const std::size_t comma = std::min(devices.find(',', at), devices.size());
+    const std::string item = devices.substr(at, comma - at);
+    if (item.empty() || item.size() > 2 || item.find_first_not_of("0123456789") != item.npos) {
+      std::fprintf(stderr, "ukes: --devices: give GPU ordinals separated by commas, e.g. 0,2\n");
+      return kExitUsage;
+    }
+    ids.push_back(std::stoi(item));
+    at = comma + 1;
+  }
+  nlohmann::json doc;
+  if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
+    return rc;
+  if (!doc.is_object()) return kExitOk;  // the spec's parse says what is wrong with it
+  doc["device_ids"] = std::move(ids);
   text = doc.dump();
   return kExitOk;
 }
@@ -152,10 +177,12 @@ ParseOptions local_parse_options(const nlohmann::json& doc) {
   const GpuAvailability gpu = gpu_availability();
   o.gpu_available = gpu.available;
   o.gpu_unavailable_reason = gpu.reason;
+  o.gpu_devices = gpu.info.device_count;
   return o;
 }
 
-int load_spec_text(const std::string& path, std::int64_t count, std::string& text) {
+int load_spec_text(const std::string& path, std::int64_t count, std::string& text,
+                   const std::string& devices) {
   std::string error;
   if (!read_text(path, text, error)) {
     std::fprintf(stderr, "ukes: %s\n", error.c_str());
@@ -163,6 +190,9 @@ int load_spec_text(const std::string& path, std::int64_t count, std::string& tex
   }
   if (count > 0) {
     if (const int rc = apply_count(text, count); rc != kExitOk) return rc;
+  }
+  if (!devices.empty()) {
+    if (const int rc = apply_devices(text, devices); rc != kExitOk) return rc;
   }
   return inline_model_file(text, path);
 }
@@ -178,7 +208,9 @@ int run_command(const RunOptions& options) {
   if (!files.out.empty() && files.out == files.h5) return check_result_files(files);  // usage
 
   std::string text;
-  if (const int rc = load_spec_text(options.spec, options.count, text); rc != kExitOk) return rc;
+  if (const int rc = load_spec_text(options.spec, options.count, text, options.devices);
+      rc != kExitOk)
+    return rc;
   RunSpec spec;
   if (const int rc = spec_errors_as_usage([&] {
         const nlohmann::json doc = parse_spec_text(text);
@@ -194,6 +226,11 @@ int run_command(const RunOptions& options) {
   try {
     ExecuteOptions exec;
     exec.threads = options.threads;
+    // Nothing bounds an in-process run's memory but the machine: one GPU's slice sizes on each.
+    if (spec.device_resolved == Device::kGpu)
+      exec.slice_bytes *= std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(spec.device_ids.empty() ? usable_gpu_devices().size()
+                                                               : spec.device_ids.size()));
     // Progress as a server run shows it: a bar on a terminal; elsewhere (logs, pipes) a line
     // every few seconds once the run has taken more than that.
     ProgressBar bar(isatty(STDERR_FILENO) != 0);
@@ -208,6 +245,7 @@ int run_command(const RunOptions& options) {
     else if (!out.fallback_reason.empty())
       std::fprintf(stderr, "ukes: systems from %d on ran on the CPU: %s\n", out.fallback_from,
                    out.fallback_reason.c_str());
+    if (!out.gpu_loss.empty()) std::fprintf(stderr, "ukes: %s\n", out.gpu_loss.c_str());
     if (!out.gpu_kernel.empty())
       std::fprintf(stderr, "ukes: GPU kernel: %s\n", out.gpu_kernel.c_str());
     write_result_files(files, spec, out);

@@ -1,9 +1,14 @@
 #include "service/engine/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -20,46 +25,24 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Where the slices run. A GPU that breaks under an `auto` run hands that slice, and the rest of
-// the run, to the CPU.
-struct SliceDevice {
-  Device device = Device::kCpu;
-  bool may_fall_back = false;
-  RunOutcome& out;
-
-  void run(int first, const Batch& batch, const EnsembleSettings& settings,
-           const std::vector<std::int32_t>& recorded, BatchResults& part) {
-    if (device == Device::kGpu) {
-      try {
-        out.gpu_kernel = run_ensemble_gpu(batch, settings, part, recorded, false).kernel;
-        return;
-      } catch (const GpuUnusableError& e) {
-        if (!may_fall_back) throw;
-        out.fallback_reason = e.what();
-        out.fallback_from = first;
-        device = Device::kCpu;
-      }
-    }
-    run_ensemble_cpu(batch, settings, part, recorded);
-  }
-};
-
 // How many systems the next slice takes: from the smallest (quick first reports; on the GPU
 // enough to fill it) growing at most 4x a slice towards slice_target_s of work, within its share
-// of slice_bytes, and never more recorded trajectories than fit in that share.
+// of slice_bytes, and never more recorded trajectories than fit in that share. A round holds
+// `lanes` slices (one per GPU) and kSlicesAlive rounds are alive at once, so a slice's share is
+// slice_bytes / (kSlicesAlive lanes).
 class SliceSizer {
  public:
-  static std::int64_t per_slice(const ExecuteOptions& options) {
-    return options.slice_bytes / kSlicesAlive;
+  static std::int64_t per_slice(const ExecuteOptions& options, int lanes) {
+    return options.slice_bytes / kSlicesAlive / lanes;
   }
 
-  SliceSizer(const RunSpec& spec, const ExecuteOptions& options, SliceCosts costs)
+  SliceSizer(const RunSpec& spec, const ExecuteOptions& options, SliceCosts costs, int lanes)
       : spec_(spec),
         target_s_(options.slice_target_s),
         max_slice_(static_cast<int>(
-            std::clamp<std::int64_t>(per_slice(options) / costs.per_system, 1, 1 << 20))),
+            std::clamp<std::int64_t>(per_slice(options, lanes) / costs.per_system, 1, 1 << 20))),
         max_recorded_(static_cast<std::size_t>(
-            std::max<std::int64_t>(1, per_slice(options) / costs.per_trajectory))),
+            std::max<std::int64_t>(1, per_slice(options, lanes) / costs.per_trajectory))),
         recorded_(spec.output.trajectory_ids) {
     std::sort(recorded_.begin(), recorded_.end());
   }
@@ -99,12 +82,114 @@ class SliceSizer {
   std::vector<std::int32_t> recorded_;
 };
 
-// An integrated slice, systems [first, end), on its way to the run's results and the caller.
+// A slice, systems [first, end): its inputs, then its results on their way to the run's results
+// and the caller.
 struct IntegratedSlice {
   int first = 0;
   int end = 0;
+  std::vector<std::int32_t> recorded;  // its recorded systems, as ids local to it
   Batch batch;
   BatchResults results;
+};
+using Round = std::vector<std::shared_ptr<IntegratedSlice>>;
+
+// Where the slices run: on the CPU one at a time, or on the run's GPUs (device_ids, else every
+// usable one) in rounds of one slice per GPU at once, each GPU taking the round's next slice when
+// it is done with one. A system's results depend on nothing but its inputs, so which GPU ran it
+// changes no bit. A GPU that breaks (GpuUnusableError) fails a `gpu` run; under `auto` its slice
+// and the rest of the run go to the other GPUs, and to the CPU when none is left.
+class SliceDevices {
+ public:
+  SliceDevices(const RunSpec& spec, RunOutcome& out)
+      : may_fall_back_(spec.device == Device::kAuto), out_(out) {
+    if (spec.device_resolved != Device::kGpu) return;
+    gpus_ = spec.device_ids.empty() ? usable_gpu_devices() : spec.device_ids;
+    if (gpus_.empty()) gpus_ = {0};  // lost since the spec was parsed: the run says so
+  }
+
+  bool on_gpu() const { return !gpus_.empty(); }
+  Device device() const { return on_gpu() ? Device::kGpu : Device::kCpu; }
+  // Slices a round runs at once.
+  int lanes() const { return std::max<int>(1, static_cast<int>(gpus_.size())); }
+
+  void run(Round& round, const EnsembleSettings& settings) {
+    std::vector<std::size_t> pending(round.size());
+    for (std::size_t k = 0; k < round.size(); ++k) pending[k] = k;
+    while (!pending.empty() && on_gpu()) pending = run_on_gpus(round, pending, settings);
+    for (const std::size_t k : pending) {
+      IntegratedSlice& s = *round[k];
+      run_ensemble_cpu(s.batch, settings, s.results, s.recorded);
+    }
+  }
+
+ private:
+  // Runs the pending slices of `round` on the GPUs, one lane per GPU (the first on this thread);
+  // returns, in system order, those of GPUs lost under `auto`, and drops the lost GPUs.
+  std::vector<std::size_t> run_on_gpus(Round& round, const std::vector<std::size_t>& pending,
+                                       const EnsembleSettings& settings) {
+    struct Loss {
+      int gpu = 0;
+      std::string error;
+      int first = 0;  // of the slice it was running
+    };
+    // The pinned budget is the run's: each GPU's context pins its share.
+    EnsembleSettings per_gpu = settings;
+    per_gpu.gpu_pinned_budget /= gpus_.size();
+    std::atomic<std::size_t> next{0};
+    std::mutex mutex;  // guards the rest
+    std::vector<std::size_t> again;
+    std::vector<Loss> losses;
+    std::exception_ptr failure;
+    const auto lane = [&](int gpu) {
+      std::size_t at = next++;
+      for (; at < pending.size(); at = next++) {
+        IntegratedSlice& s = *round[pending[at]];
+        try {
+          const GpuRunReport report =
+              run_ensemble_gpu(s.batch, per_gpu, s.results, s.recorded, false, gpu);
+          const std::lock_guard lock(mutex);
+          out_.gpu_kernel = report.kernel;
+        } catch (const GpuUnusableError& e) {
+          const std::lock_guard lock(mutex);
+          if (!may_fall_back_ && !failure) failure = std::current_exception();
+          again.push_back(pending[at]);
+          losses.push_back({gpu, e.what(), s.first});
+          return;  // this GPU takes no more
+        } catch (...) {
+          const std::lock_guard lock(mutex);
+          if (!failure) failure = std::current_exception();
+          next = pending.size();  // the other lanes start nothing new
+          return;
+        }
+      }
+    };
+    {
+      std::vector<std::jthread> others;
+      for (std::size_t g = 1; g < gpus_.size() && g < pending.size(); ++g)
+        others.emplace_back(lane, gpus_[g]);
+      lane(gpus_[0]);
+    }
+    if (failure) std::rethrow_exception(failure);
+    for (const Loss& loss : losses) std::erase(gpus_, loss.gpu);
+    std::sort(again.begin(), again.end());
+    for (std::size_t k = 0; k < losses.size(); ++k) {
+      const Loss& loss = losses[k];
+      if (gpus_.empty() && k + 1 == losses.size()) {  // the last GPU: the CPU takes over
+        out_.fallback_reason = loss.error;
+        out_.fallback_from = round[again.front()]->first;
+      } else {
+        if (!out_.gpu_loss.empty()) out_.gpu_loss += "; ";
+        out_.gpu_loss += "GPU " + std::to_string(loss.gpu) + " was lost at system " +
+                         std::to_string(loss.first) + ", its slices went to the other GPUs (" +
+                         loss.error + ")";
+      }
+    }
+    return again;
+  }
+
+  bool may_fall_back_;
+  RunOutcome& out_;
+  std::vector<int> gpus_;  // the GPUs still in use; empty: the CPU
 };
 
 // What happens to an integrated slice, on the run's worker thread: its results (and recorded
@@ -168,30 +253,48 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   settings.cancel = options.cancel;
   settings.gpu_pinned_budget = options.gpu_pinned_budget;
 
-  const SliceSizer sizer(spec, options, slice_costs(spec));
-  SliceDevice device{spec.device_resolved, spec.device == Device::kAuto, out};
+  SliceDevices devices(spec, out);
+  const SliceSizer sizer(spec, options, slice_costs(spec), devices.lanes());
   const auto stop_requested = [&] {
     return options.cancel != nullptr && options.cancel->requested();
   };
-  int size = sizer.smallest(device.device, settings.threads);
+  int size = sizer.smallest(devices.device(), settings.threads);
   std::size_t slices = 0;  // slices given an end so far
-  const auto next_end = [&](int first) {
+  const auto next_end = [&](int first, int systems) {
     const std::size_t k = slices++;
     return k < options.slice_ends.size() && options.slice_ends[k] > first &&
                    options.slice_ends[k] <= count
                ? options.slice_ends[k]
-               : sizer.end(first, size);
+               : sizer.end(first, systems);
+  };
+  // The round of slices from `first` on, one per lane while systems remain: `size` systems each,
+  // or even shares of what is left when that is less (so that a small run still uses every GPU);
+  // inputs not made yet.
+  const auto plan = [&](int first) {
+    Round round;
+    const int lanes = devices.lanes();
+    for (int lane = 0; lane < lanes && first < count; ++lane) {
+      const int share = (count - first + (lanes - lane) - 1) / (lanes - lane);
+      const int end = next_end(first, std::min(size, share));
+      round.push_back(std::make_shared<IntegratedSlice>(
+          IntegratedSlice{first, end, sizer.recorded_in(first, end), Batch{}, BatchResults{}}));
+      first = end;
+    }
+    return round;
+  };
+  const auto make_inputs = [&spec](const Round& round) {
+    for (const auto& s : round) s->batch = batch_slice(spec, s->first, s->end - s->first);
   };
   SliceFinisher finish{options, out, start};
   int first = 0;  // the systems before it are finished or with the worker
   {
-    // The worker finishes each slice, and makes the next slice's inputs, while a slice
-    // integrates: the integrating thread does no per-system work of its own. So a slice's size
-    // is set one slice ahead, from the time of the slice before the one integrating.
+    // The worker finishes each round's slices, and makes the next round's inputs, while a round
+    // integrates: the integrating thread does no per-system work of its own. So a round's sizes
+    // are set one round ahead, from the time of the round before the one integrating.
     SerialQueue worker;
-    int end = count > 0 ? next_end(0) : 0;
-    auto inputs = std::make_shared<Batch>(batch_slice(spec, first, end - first));
-    while (first < count) {
+    Round round = plan(0);
+    make_inputs(round);
+    while (!round.empty()) {
       if (stop_requested()) {
         out.end = RunEnd::kCancelled;
         break;
@@ -200,35 +303,31 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
         out.end = RunEnd::kTimedOut;
         break;
       }
-      const int after = end < count ? next_end(end) : end;
-      auto next_inputs = std::make_shared<Batch>();
-      if (after > end)
-        worker.enqueue([&spec, next_inputs, end, after] {
-          *next_inputs = batch_slice(spec, end, after - end);
-        });
-      auto slice = std::make_shared<IntegratedSlice>(
-          IntegratedSlice{first, end, std::move(*inputs), BatchResults{}});
-      const auto slice_start = Clock::now();
-      device.run(first, slice->batch, settings, sizer.recorded_in(first, end), slice->results);
-      const double slice_s = seconds_since(slice_start);
-      worker.synchronize();    // the slice before, any stop its on_slice requested, next inputs
-      if (stop_requested()) {  // this slice may be incomplete, or was not wanted: drop it
+      const int end = round.back()->end;
+      Round next = plan(end);
+      if (!next.empty()) worker.enqueue([&make_inputs, next] { make_inputs(next); });
+      const auto round_start = Clock::now();
+      devices.run(round, settings);
+      const double round_s = seconds_since(round_start);
+      worker.synchronize();    // the round before, any stop its on_slice requested, next inputs
+      if (stop_requested()) {  // this round may be incomplete, or was not wanted: drop it
         out.end = RunEnd::kCancelled;
         break;
       }
-      out.backend = slice->results.backend;
-      worker.enqueue([&finish, slice] { finish(*slice); });
-      size = sizer.next(size, slice_s, sizer.smallest(device.device, settings.threads));
+      for (auto& slice : round) {
+        out.backend = slice->results.backend;
+        worker.enqueue([&finish, slice] { finish(*slice); });
+      }
+      size = sizer.next(size, round_s, sizer.smallest(devices.device(), settings.threads));
       first = end;
-      end = after;
-      inputs = std::move(next_inputs);
+      round = std::move(next);
     }
     worker.synchronize();
   }
   out.steps = finish.steps;
   out.systems_done = first;
-  out.threads = device.device == Device::kCpu ? settings.threads : 0;
-  if (out.backend.empty()) out.backend = device_name(device.device);
+  out.threads = devices.device() == Device::kCpu ? settings.threads : 0;
+  if (out.backend.empty()) out.backend = device_name(devices.device());
   out.results.backend = out.backend;
   out.elapsed_s = seconds_since(start);
   out.results.elapsed_s = out.elapsed_s;

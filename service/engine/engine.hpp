@@ -45,11 +45,13 @@ struct ExecuteOptions {
   // Slices adapt their size to take about slice_target_s each on the CPU (the first is small, so
   // the first report comes quickly); on the GPU they take at least kGpuMinSlice systems. The
   // slices alive at once stay within slice_bytes of working memory (inputs, results, recorded
-  // trajectories), 1 / kSlicesAlive of it each.
+  // trajectories), 1 / kSlicesAlive of it each; on G GPUs a round of G slices takes that share,
+  // so give G times the bytes for slices of one GPU's size.
   double slice_target_s = 1.0;
   std::int64_t slice_bytes = std::int64_t{kSlicesAlive * 64} << 20;
-  std::size_t gpu_pinned_budget = 0;  // page-locked bytes a GPU slice may use; 0: the module's
-  bool keep_trajectories = true;      // gather recorded trajectories into RunOutcome::results
+  // Page-locked bytes the run's GPU slices may use, shared among its GPUs; 0: the module's each.
+  std::size_t gpu_pinned_budget = 0;
+  bool keep_trajectories = true;  // gather recorded trajectories into RunOutcome::results
   // The first slices end at these systems, in order, whatever the sizing above would choose: a
   // run that reproduces the slices of an earlier one (a durable server job run again).
   std::vector<int> slice_ends = {};
@@ -86,6 +88,8 @@ struct RunOutcome {
   // (GpuUnusableError): why systems from fallback_from on ran on the CPU.
   std::string fallback_reason;
   int fallback_from = 0;
+  // GPUs lost during a run that went on on its other GPUs: which, from which system, and why.
+  std::string gpu_loss;
   // A user model on the GPU: which fused kernel ran (GpuRunReport::kernel; compiled for the
   // model, or the bucket's interpreter and why).
   std::string gpu_kernel;

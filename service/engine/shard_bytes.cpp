@@ -87,6 +87,7 @@ std::string pack_shard(const RunSpec& spec, const RunOutcome& outcome) {
   w.text(outcome.backend);
   w.text(outcome.fallback_reason);
   w.text(outcome.gpu_kernel);
+  w.text(outcome.gpu_loss);
   for_each_input([&](const FieldInfo&, const auto& v) { w.array(v); }, spec.batch);
   for_each_result([&](const FieldInfo&, const auto& v) { w.array(v); }, r);
   w.array(r.traj_ids);
@@ -107,6 +108,7 @@ void unpack_shard(const std::string& bytes, RunSpec& spec, RunOutcome& outcome) 
   outcome.backend = in.text();
   outcome.fallback_reason = in.text();
   outcome.gpu_kernel = in.text();
+  outcome.gpu_loss = in.text();
 
   Batch& batch = spec.batch;
   const auto count = static_cast<std::size_t>(batch.count);

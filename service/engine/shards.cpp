@@ -80,6 +80,9 @@ void merge_run_facts(const std::vector<ShardResult>& shards, RunOutcome& out) {
       out.fallback_from = static_cast<int>(s.spec.shard.first) + o.fallback_from;
     }
     if (out.gpu_kernel.empty()) out.gpu_kernel = o.gpu_kernel;
+    if (!o.gpu_loss.empty())
+      out.gpu_loss += (out.gpu_loss.empty() ? "" : "; ") + std::string("shard from system ") +
+                      std::to_string(s.spec.shard.first) + ": " + o.gpu_loss;
   }
   out.results.backend = out.backend;
   out.results.elapsed_s = out.elapsed_s;

@@ -122,6 +122,8 @@ json spec_json_from_proto(const v1::RunSpec& s) {
   if (s.has_shard()) j["shard"] = {{"first", s.shard().first()}, {"count", s.shard().count()}};
   if (s.has_precision()) j["precision"] = s.precision();
   if (s.has_device()) j["device"] = s.device();
+  if (s.device_ids_size() > 0)
+    j["device_ids"] = std::vector<int>(s.device_ids().begin(), s.device_ids().end());
   if (s.has_gpu_path()) j["gpu_path"] = s.gpu_path();
   if (s.has_output()) {
     const v1::OutputSpec& out = s.output();

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/models/user/buckets.hpp"
 #include "kernels/uk/servo_control.hpp"
 #include "service/runspec/initial_state.hpp"
@@ -722,6 +723,27 @@ void fill_control_params(const RunSpec& rs, Batch& b) {
                 rs.control_params[k]);
 }
 
+// "device_ids": the GPUs a run spreads its slices over (default: every usable one), each once.
+// Checked against the devices here when the run will use the GPU; an `auto` run that lands on
+// the CPU has no use for them.
+void parse_device_ids(const json& j, const ParseOptions& options, RunSpec& rs) {
+  if (!j.is_array() || j.empty())
+    fail("device_ids", "must be a non-empty array of GPU ordinals, got " + kind_of(j));
+  if (rs.device == Device::kCpu) fail("device_ids", "a run with device cpu uses no GPU");
+  std::vector<int> ids;
+  for (std::size_t k = 0; k < j.size(); ++k) {
+    const auto id =
+        static_cast<int>(get_integer(j[k], element("device_ids", k), 0, kMaxGpuDevices - 1));
+    if (std::find(ids.begin(), ids.end(), id) != ids.end())
+      fail(element("device_ids", k), "GPU " + std::to_string(id) + " is listed twice");
+    if (rs.device_resolved == Device::kGpu && id >= options.gpu_devices)
+      fail(element("device_ids", k), "no GPU " + std::to_string(id) + " here (" +
+                                         std::to_string(options.gpu_devices) + " found)");
+    ids.push_back(id);
+  }
+  rs.device_ids = std::move(ids);
+}
+
 // "device", and the backend the run gets here (rs.device_resolved) with the reason an `auto` run
 // would take the CPU: no usable GPU, or a user model too large for the GPU module's code.
 void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
@@ -742,6 +764,7 @@ void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
     gpu_can_run = false;
   }
   rs.device_resolved = rs.device != Device::kCpu && gpu_can_run ? Device::kGpu : Device::kCpu;
+  if (const json* ids = find(spec, "device_ids")) parse_device_ids(*ids, options, rs);
 }
 
 // "gpu_path"; a user model has only the fused path.
@@ -851,7 +874,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
   check_keys(spec, "",
              {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "control", "precision", "device", "gpu_path", "output", "shard"});
+              "stabilization", "control", "precision", "device", "device_ids", "gpu_path", "output",
+              "shard"});
   RunSpec rs;
   parse_model(spec, options, rs);
   const ModelInfo& m = *rs.model;

@@ -32,6 +32,8 @@
 //                  control.params.NAME
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
+//   device_ids     [ordinals]: the GPUs a GPU run spreads its slices over (default: all usable;
+//                  docs/SCALING.md); an extra beyond docs/RUNSPEC.md's contract
 //   gpu_path       auto | fused | warp | cusolver: how the GPU integrates (auto: by system size)
 //   output         {samples = 101 (>= 2), trajectories = none|all|"first:N"|[ids],
 //                  fields = [q, qd, residual, force, control] (any non-empty subset; control
@@ -98,6 +100,7 @@ struct ParseOptions {
   std::string model_owner;
   bool gpu_available = false;
   std::string gpu_unavailable_reason = "no GPU backend";
+  int gpu_devices = 1;  // the GPUs here (GpuDeviceInfo::device_count), when gpu_available
   // False: validate only, and leave a generated batch (defaults, sweeps) to batch_slice, so that
   // a spec of 10^7 systems costs its text, not 10^7 systems' inputs (the server's way).
   bool build_batch = true;
@@ -138,6 +141,7 @@ struct RunSpec {
   Device device_resolved = Device::kCpu;  // the backend that will run: kCpu or kGpu
   // Why `auto` would run on the CPU here (no usable GPU, or a model too large for its code).
   std::string cpu_reason;
+  std::vector<int> device_ids;  // the GPUs to use, in this order; empty: every usable one
   OutputSpec output;
   std::vector<double> params;  // the model defaults with the spec's `params` applied
   // A controlled run: the controller's parameters, the model defaults with control.params applied.

@@ -135,6 +135,8 @@ ParseOptions JobManager::parse_options(const std::string& owner) const {
   parse.limits = options_.limits;
   // Asked again per job: a GPU that broke under an earlier job is unavailable from then on.
   parse.gpu_available = gpu_ready();
+  // Only where the server may use the GPU: --device cpu never loads the module.
+  if (parse.gpu_available) parse.gpu_devices = gpu_availability().info.device_count;
   parse.gpu_unavailable_reason = options_.device == Device::kCpu
                                      ? "this server runs with --device cpu"
                                      : gpu_availability().reason;

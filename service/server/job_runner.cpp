@@ -126,6 +126,10 @@ std::string run_note(const Job& job, const RunOutcome& out) {
     note = "systems from " + std::to_string(out.fallback_from) +
            " on ran on the CPU: " + out.fallback_reason;
   }
+  if (!out.gpu_loss.empty()) {
+    log_event(LogLevel::kWarning, "job_gpu_lost", {{"job", job.id()}, {"error", out.gpu_loss}});
+    note += (note.empty() ? "" : "; ") + out.gpu_loss;
+  }
   if (const auto differed = job.log().replay_mismatches(); differed > 0) {
     log_event(LogLevel::kError, "job_rerun_differs", {{"job", job.id()}, {"chunks", differed}});
     note += (note.empty() ? "" : "; ") + std::string("run again after a restart, ") +

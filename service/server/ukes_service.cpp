@@ -457,6 +457,7 @@ grpc::Status UkesService::get_server_info(grpc::CallbackServerContext*,
     g->set_memory_bytes(static_cast<std::int64_t>(gpu.info.total_memory));
     g->set_driver_version(cuda_version_text(gpu.info.driver_version));
     g->set_runtime_version(cuda_version_text(gpu.info.runtime_version));
+    g->set_devices(static_cast<std::int32_t>(usable_gpu_devices().size()));
   } else {
     response.set_gpu_unavailable_reason(
         o.device == Device::kCpu ? "this server runs with --device cpu" : gpu.reason);

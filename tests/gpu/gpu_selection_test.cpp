@@ -141,7 +141,7 @@ bool has(const std::string& text, const std::string& part) {
 
 constexpr const char* kIllegalAddress = "an illegal memory access was encountered";
 // What run_ensemble_gpu says when the fake module reports the device lost.
-const std::string kGpuLost = std::string("GPU run failed, and the GPU with it: ") +
+const std::string kGpuLost = std::string("GPU 0 run failed, and the GPU with it: ") +
                              "cudaStreamSynchronize: " + kIllegalAddress;
 
 TEST(GpuFailure, TheDriverRequirementIsOneLineSayingWhatToDo) {
@@ -240,14 +240,14 @@ TEST(GpuFailure, AServerWhoseGpuBreaksFinishesAutoJobsOnTheCpuAndRefusesGpuJobs)
   EXPECT_TRUE(has(first.text, "count 50, ok 50")) << first.text;
 
   const Output info = ukes_remote("info" + at);
-  EXPECT_TRUE(has(info.text, "the GPU failed earlier in this process")) << info.text;
+  EXPECT_TRUE(has(info.text, "GPU 0 failed earlier in this process")) << info.text;
   const Output second = ukes_remote("run '" + sweep + "'" + at);
   ASSERT_EQ(second.code, 0) << second.text;
   EXPECT_FALSE(has(second.text, "ran on the CPU")) << "the second job started on the CPU";
   const Output gpu = ukes_remote(
       "run '" + spec("gpu.json", R"({"model": "duffing", "device": "gpu"})") + "'" + at);
   EXPECT_EQ(gpu.code, 2) << gpu.text;
-  EXPECT_TRUE(has(gpu.text, "device: gpu requested but no GPU can be used here: the GPU failed"))
+  EXPECT_TRUE(has(gpu.text, "device: gpu requested but no GPU can be used here: GPU 0 failed"))
       << gpu.text;
   EXPECT_TRUE(has(server.log_text(), "\"job_gpu_fallback\""));
 }

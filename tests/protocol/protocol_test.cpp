@@ -170,6 +170,18 @@ TEST(SpecProto, TypedShardMeansWhatItsJsonMeans) {
   EXPECT_EQ(typed.output.trajectory_ids, (std::vector<std::int32_t>{9}));  // system 39
 }
 
+TEST(SpecProto, TypedDeviceIdsMeanWhatTheirJsonMeans) {
+  v1::RunSpec s = typed_scara_sweep();
+  s.set_device("auto");  // a cpu run takes no device_ids
+  s.add_device_ids(1);
+  s.add_device_ids(0);
+  ParseOptions two;
+  two.gpu_available = true;
+  two.gpu_devices = 2;
+  EXPECT_EQ(spec_json_from_proto(s).at("device_ids"), json::array({1, 0}));
+  EXPECT_EQ(parse_run_spec(spec_json_from_proto(s), two).device_ids, (std::vector<int>{1, 0}));
+}
+
 TEST(SpecProto, UnsetFieldsTakeTheDefaults) {
   v1::RunSpec s;
   s.set_model("duffing");

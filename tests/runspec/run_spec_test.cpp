@@ -525,6 +525,25 @@ TEST(RunSpecGpu, GpuPathIsAutoFusedWarpOrCusolver) {
   EXPECT_EQ(rejected_field(R"({"model": "duffing", "gpu_path": 1})"), "gpu_path");
 }
 
+TEST(RunSpecGpu, DeviceIdsNameGpusOfThisMachineOnce) {
+  ParseOptions two;
+  two.gpu_available = true;
+  two.gpu_devices = 2;
+  EXPECT_TRUE(parse(R"({"model": "duffing"})", two).device_ids.empty());  // every usable GPU
+  EXPECT_EQ(parse(R"({"model": "duffing", "device_ids": [1, 0]})", two).device_ids,
+            (std::vector<int>{1, 0}));
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": [0, 2]})", two), "device_ids[1]");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": [1, 1]})", two), "device_ids[1]");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": [-1]})", two), "device_ids[0]");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": [0.5]})", two), "device_ids[0]");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": []})", two), "device_ids");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device_ids": 0})", two), "device_ids");
+  EXPECT_EQ(rejected_field(R"({"model": "duffing", "device": "cpu", "device_ids": [0]})", two),
+            "device_ids");
+  // An auto run that lands on the CPU has no GPUs to check them against.
+  EXPECT_EQ(parse(R"({"model": "duffing", "device_ids": [5]})").device_resolved, Device::kCpu);
+}
+
 // A user model of 20 free particles on a line: bucket 32, which has no GPU code.
 std::string twenty_coordinate_spec(const char* device) {
   std::string coordinates, mass, force;

@@ -92,9 +92,13 @@ class SpecBuilder(dict):
         self["control"] = section
         return self
 
-    def device(self, device: str, precision: str = "fp64") -> "SpecBuilder":
-        """Where and how precisely to run: device "auto", "cpu" or "gpu"; "fp64" or "fp32"."""
+    def device(self, device: str, precision: str = "fp64",
+               device_ids: Optional[Sequence[int]] = None) -> "SpecBuilder":
+        """Where and how precisely to run: device "auto", "cpu" or "gpu"; "fp64" or "fp32";
+        device_ids: the GPUs to spread the run over (default every usable one)."""
         self["device"], self["precision"] = device, precision
+        if device_ids is not None:
+            self["device_ids"] = [int(d) for d in device_ids]
         return self
 
 

@@ -75,6 +75,7 @@ struct CudaApi {
   static void copy_now(void* dst, const void* src, std::size_t bytes) {
     UKES_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   }
+  static void set_device(int device) { cuda::check(cudaSetDevice(device), "cudaSetDevice"); }
   static std::size_t free_memory() {
     std::size_t free_bytes = 0, total_bytes = 0;
     UKES_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

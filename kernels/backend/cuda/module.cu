@@ -20,6 +20,20 @@ std::string describe(cudaError_t status) {
   return std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")";
 }
 
+// Devices 0 .. k - 1 of the `count` the runtime sees, while each is of device 0's kind (name and
+// compute capability): a run's slices are spread over them as equals. The first one of another
+// kind and those after it are left out.
+int usable_devices(int count, const cudaDeviceProp& first) {
+  int usable = 1;
+  for (; usable < count; ++usable) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, usable) != cudaSuccess || prop.major != first.major ||
+        prop.minor != first.minor || std::string(prop.name) != first.name)
+      break;
+  }
+  return usable;
+}
+
 int probe(GpuDeviceInfo* info, char* why, std::size_t capacity) {
   // Before any call that needs the driver: an old one is then one clear line, not the runtime's
   // "CUDA driver version is insufficient".
@@ -60,6 +74,7 @@ int probe(GpuDeviceInfo* info, char* why, std::size_t capacity) {
   }
   std::snprintf(info->name, sizeof info->name, "%s", prop.name);
   info->ordinal = 0;
+  info->device_count = usable_devices(count, prop);
   info->compute_major = prop.major;
   info->compute_minor = prop.minor;
   info->multiprocessors = prop.multiProcessorCount;

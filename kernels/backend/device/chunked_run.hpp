@@ -320,7 +320,7 @@ class ChunkedRun {
   GpuPath path_ = GpuPath::kFused;
   std::unique_ptr<DeviceProgram<Api>> program_;            // a user model's, for the whole run
   std::shared_ptr<const CompiledKernelOf<Api>> compiled_;  // see compile_fused
-  ContextLease<Api> context_;  // slots, resident summaries, solver handle
+  ContextLease<Api> context_{req_.device};  // slots, resident summaries, solver handle
   std::array<Slot, 2>& slots_ = context_->slots;
   // The warp path's workspace, one per slot: two of its chunks are in flight at once.
   std::array<std::unique_ptr<StagedDeviceBuffers<Api, Model, T>>, 2> warp_buffers_;

@@ -18,6 +18,8 @@
 //   copy_2d(dst, dpitch, src, spitch, width_bytes, rows, stream)
 //   copy_now(dst, src, bytes)                 synchronous host -> device
 //   free_memory()                             bytes the device has free now
+//   set_device(device)                        the module's device the calling thread works on
+//                                             (GpuRunRequest::device) from now on
 //   launch_systems(stream, count, kernel)     kernel(i) for i in [0, count), one thread each
 //   launch_teams(stream, count, kernel)       kernel(team, i) with a team of kWarpSize lanes each
 //   run_staged<Model, T>(in, settings, out, stream, solver, cancel)   the staged path, blocking
@@ -48,6 +50,7 @@ concept DeviceApi = requires(typename Api::Stream& stream, void* dst, const void
   Api::copy_2d(dst, bytes, src, bytes, bytes, bytes, stream);
   Api::copy_now(dst, src, bytes);
   { Api::free_memory() } -> std::same_as<std::size_t>;
+  Api::set_device(0);
 };
 
 // Whether Api compiles kernels for one user model at run time (see above).

@@ -7,7 +7,8 @@
 // UKES_GPU_IDLE_RELEASE_S seconds (default 30; 0: at once) is freed by the pool's reaper thread,
 // so an idle server holds no device or pinned memory for long. Concurrent runs lease different
 // contexts. A run that fails discards its context rather than hand it back: its streams may hold
-// failed work.
+// failed work. A context belongs to one device (its streams and memory live there): a run leases
+// one of its own device's, and the reaper frees each on its device.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -27,6 +29,7 @@ namespace ukes::device {
 
 template <class Api>
 struct DeviceContext {
+  int device = 0;  // the module's device (GpuRunRequest::device) it lives on
   std::array<PipelineSlot<Api>, 2> slots;
   ResidentSummaries<Api> resident;
   std::unique_ptr<typename Api::Solver> solver;  // created by the first staged run
@@ -53,18 +56,25 @@ class ContextPool {
     return *pool;
   }
 
-  // The most recently returned idle context, or a new one; *reused says which.
-  std::unique_ptr<Context> acquire(bool* reused) {
+  // The most recently returned idle context of `device` (the current device of the calling
+  // thread), or a new one; *reused says which.
+  std::unique_ptr<Context> acquire(int device, bool* reused) {
     std::unique_ptr<Context> context;
     {
       const std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        context = std::move(idle_.back());
-        idle_.pop_back();
+      for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
+        if ((*it)->device == device) {
+          context = std::move(*it);
+          idle_.erase(std::next(it).base());
+          break;
+        }
       }
     }
     *reused = context != nullptr;
-    return context ? std::move(context) : std::make_unique<Context>();
+    if (context) return context;
+    context = std::make_unique<Context>();
+    context->device = device;
+    return context;
   }
 
   void give_back(std::unique_ptr<Context> context) {
@@ -105,7 +115,13 @@ class ContextPool {
       std::erase(idle_, nullptr);
       if (!expired.empty()) {
         lock.unlock();
-        expired.clear();  // device frees outside the lock
+        for (auto& context : expired) {  // device frees outside the lock, each on its device
+          try {
+            Api::set_device(context->device);
+          } catch (...) {  // a lost device: its frees fail quietly, as they would anyway
+          }
+          context.reset();
+        }
         lock.lock();
         continue;
       }
@@ -124,7 +140,8 @@ class ContextPool {
 template <class Api>
 class ContextLease {
  public:
-  ContextLease() : context_(ContextPool<Api>::instance().acquire(&reused_)) {}
+  explicit ContextLease(int device)
+      : context_(ContextPool<Api>::instance().acquire(device, &reused_)) {}
   ContextLease(const ContextLease&) = delete;
   ContextLease& operator=(const ContextLease&) = delete;
   ~ContextLease() {

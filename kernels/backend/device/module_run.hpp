@@ -24,6 +24,7 @@ template <class Api>
 int run_module(const GpuRunRequest* request, GpuRunReport* report, char* error,
                std::size_t capacity) {
   try {
+    Api::set_device(request->device);
     // A user model runs in the GPU module's bucket that holds it (kernels/models/user/buckets.hpp).
     const int bucket = request->user_bucket;
     const int gpu_bucket = gpu_user_bucket_for(bucket);

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -115,54 +117,80 @@ const LoadedModule& loaded_module() {
   return loaded;
 }
 
-// Set once, when a run reports the device lost: from then on the GPU is unavailable. Reported by
-// the callers that see GpuUnusableError (the CLI's line, the server's job_gpu_fallback event).
-class LostDevice {
+// The devices runs reported lost, each set once: from then on that device runs nothing, and
+// once every device is lost the GPU is unavailable. Reported by the callers that see
+// GpuUnusableError (the CLI's lines, the server's job_gpu_fallback and job_gpu_lost events).
+class LostDevices {
  public:
-  bool lost() const { return lost_.load(std::memory_order_acquire); }
-  std::string reason() const {
+  static constexpr int kCapacity = kMaxGpuDevices;
+
+  bool lost(int device) const { return lost_[device].load(std::memory_order_acquire); }
+  // Why `device` was given up; with -1, the latest device given up.
+  std::string reason(int device = -1) const {
     const std::lock_guard lock(mu_);
-    return reason_;
+    return reasons_[device < 0 ? latest_ : device];
   }
-  void mark(const std::string& error) {
+  void mark(int device, const std::string& error) {
     const std::lock_guard lock(mu_);
-    if (lost()) return;
-    reason_ = "the GPU failed earlier in this process and was given up: " + error;
-    lost_.store(true, std::memory_order_release);
+    if (lost(device)) return;
+    reasons_[device] = "GPU " + std::to_string(device) +
+                       " failed earlier in this process and was given up: " + error;
+    latest_ = device;
+    lost_[device].store(true, std::memory_order_release);
   }
 
  private:
-  std::atomic<bool> lost_{false};
+  std::array<std::atomic<bool>, kCapacity> lost_{};
   mutable std::mutex mu_;
-  std::string reason_;
+  std::array<std::string, kCapacity> reasons_;
+  int latest_ = 0;
 };
 
-LostDevice& lost_device() {
-  static LostDevice lost;
+LostDevices& lost_devices() {
+  static LostDevices lost;
   return lost;
+}
+
+int module_devices(const LoadedModule& loaded) {
+  return std::clamp(loaded.availability.info.device_count, 1, LostDevices::kCapacity);
 }
 
 }  // namespace
 
+std::vector<int> usable_gpu_devices() {
+  const LoadedModule& loaded = loaded_module();
+  std::vector<int> devices;
+  if (!loaded.availability.available) return devices;
+  for (int d = 0; d < module_devices(loaded); ++d)
+    if (!lost_devices().lost(d)) devices.push_back(d);
+  return devices;
+}
+
 GpuAvailability gpu_availability() {
   GpuAvailability a = loaded_module().availability;
-  if (a.available && lost_device().lost()) {
+  if (a.available && usable_gpu_devices().empty()) {
     a.available = false;
-    a.reason = lost_device().reason();
+    a.reason = lost_devices().reason();
   }
   return a;
 }
 
 GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
-                              const std::vector<std::int32_t>& traj_ids, bool statistics) {
+                              const std::vector<std::int32_t>& traj_ids, bool statistics,
+                              int device) {
   const LoadedModule& loaded = loaded_module();
   if (const GpuAvailability gpu = gpu_availability(); !gpu.available)
     throw GpuUnusableError("no usable GPU: " + gpu.reason);
+  if (device < 0 || device >= module_devices(loaded))
+    throw std::invalid_argument("no GPU " + std::to_string(device) + " here (" +
+                                std::to_string(module_devices(loaded)) + " found)");
+  if (lost_devices().lost(device)) throw GpuUnusableError(lost_devices().reason(device));
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
   results.allocate(batch, s.samples, traj_ids);
   results.backend = "gpu";
   GpuRunRequest request;
   request.model = batch.model->name.c_str();
+  request.device = device;
   request.user_bucket = batch.model->user ? batch.model->user->bucket : 0;
   request.settings = &s;
   request.input = batch.view();
@@ -172,16 +200,17 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
   request.memory_budget = s.gpu_memory_budget;
   request.pinned_budget = s.gpu_pinned_budget;
   GpuRunReport report;
-  // One device, one run at a time: concurrent runs would only compete for its memory.
-  static std::mutex device_mutex;
-  const std::lock_guard lock(device_mutex);
+  // One run at a time on a device: concurrent runs would only compete for its memory.
+  static std::array<std::mutex, LostDevices::kCapacity> device_mutex;
+  const std::lock_guard lock(device_mutex[device]);
   const auto start = std::chrono::steady_clock::now();
   char error[1024] = {};
   if (batch.count > 0) {
     const int status = loaded.module->run(&request, &report, error, sizeof error);
     if (status == kGpuRunDeviceLost) {
-      lost_device().mark(error);
-      throw GpuUnusableError(std::string("GPU run failed, and the GPU with it: ") + error);
+      lost_devices().mark(device, error);
+      throw GpuUnusableError("GPU " + std::to_string(device) +
+                             " run failed, and the GPU with it: " + error);
     }
     if (status != kGpuRunOk) throw std::runtime_error(std::string("GPU run failed: ") + error);
   }

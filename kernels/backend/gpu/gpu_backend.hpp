@@ -11,6 +11,9 @@
 
 namespace ukes {
 
+// The most GPUs one process uses: ordinals 0 .. kMaxGpuDevices - 1.
+inline constexpr int kMaxGpuDevices = 64;
+
 struct GpuAvailability {
   bool available = false;
   std::string reason;  // why not, when !available
@@ -20,9 +23,13 @@ struct GpuAvailability {
 
 // Probed once per process (thread-safe). UKES_CUDA_MODULE names the module file to load (default:
 // libukes_cuda.so beside the executable, then in the build tree); UKES_DISABLE_GPU=1 makes the
-// GPU unavailable. A GPU whose context broke during a run (GpuUnusableError) stays unavailable
-// for the rest of the process, with that error as the reason.
+// GPU unavailable. A device whose context broke during a run (GpuUnusableError) stays unusable
+// for the rest of the process; once every device has, the GPU is unavailable, with the latest
+// error as the reason. info.device_count: the devices the module found.
 GpuAvailability gpu_availability();
+
+// The module's devices not lost so far, ascending; empty when the GPU is unavailable.
+std::vector<int> usable_gpu_devices();
 
 // Thrown by run_ensemble_gpu when the GPU cannot run anything any more (see above); the run that
 // saw it is incomplete, and `auto` runs may go on on the CPU.
@@ -31,11 +38,12 @@ class GpuUnusableError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Runs `batch` on the GPU: fills `results` (allocated here) and returns the module's report.
-// Throws GpuUnusableError when no GPU is available or it broke during the run, and
-// std::runtime_error when this run alone failed.
+// Runs `batch` on the module's device `device`: fills `results` (allocated here) and returns the
+// module's report. Throws GpuUnusableError when that device is unusable or broke during the run,
+// and std::runtime_error when this run alone failed. Runs on different devices go at once; runs
+// on one device take turns.
 GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                               const std::vector<std::int32_t>& traj_ids = {},
-                              bool statistics = false);
+                              bool statistics = false, int device = 0);
 
 }  // namespace ukes

@@ -19,11 +19,14 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 6;
+inline constexpr int kGpuModuleAbi = 7;
 
+// Device 0's figures; the module's devices are its ordinals 0 .. device_count - 1 (the CUDA
+// runtime's, so CUDA_VISIBLE_DEVICES chooses them), all of one kind as the probe checks.
 struct GpuDeviceInfo {
   char name[256] = {};
   int ordinal = 0;
+  int device_count = 1;
   int compute_major = 0;
   int compute_minor = 0;
   int multiprocessors = 0;
@@ -40,6 +43,7 @@ inline constexpr const char* kHostGpuDeviceName = "host emulation (libukes_host_
 // by the caller for the whole batch (BatchResults::allocate).
 struct GpuRunRequest {
   const char* model = nullptr;  // catalogue name (built-in models)
+  int device = 0;               // the module's device that runs it (GpuDeviceInfo)
   // A user model's bucket (kernels/models/user/buckets.hpp), 0 for a built-in; its program is
   // input.program, in host memory (the module copies it to the device).
   int user_bucket = 0;
@@ -73,8 +77,8 @@ struct GpuRunReport {
 enum GpuRunStatus : int {
   kGpuRunOk = 0,
   kGpuRunFailed = 1,  // this run failed (the output is incomplete); the device is still usable
-  // The device's context is broken (an illegal address, a hardware error, an Xid): every later
-  // CUDA call in this process would fail too.
+  // The request's device is broken (an illegal address, a hardware error, an Xid): every later
+  // CUDA call on it in this process would fail too. Other devices may still work.
   kGpuRunDeviceLost = 2,
 };
 

@@ -130,6 +130,8 @@ struct HostApi {
     std::memcpy(dst, src, bytes);
   }
   static std::size_t free_memory() { return kEmulatedMemory; }
+  // Every emulated device is this host (UKES_HOST_GPU_DEVICES, module.cpp): nothing to switch.
+  static void set_device(int) {}
   static float elapsed_ms(const Event& start, const Event& stop) {
     return host_gpu::elapsed_ms(start, stop);
   }

@@ -41,9 +41,10 @@ def test_the_builder_writes_device_ids():
 def test_a_job_on_three_gpus_is_the_job_on_one(three_gpu_server):
     with ukes.Client(three_gpu_server) as client:
         assert client.server_info()["gpu"]["devices"] == 3
-        one = client.run(sweep([1]))
-        three = client.run(sweep(None))
-        reordered = client.run(sweep([2, 0]))
+        # The server ends a job past timeout_s: a stuck run fails the test instead of hanging it.
+        one = client.run(sweep([1]), timeout_s=120)
+        three = client.run(sweep(None), timeout_s=120)
+        reordered = client.run(sweep([2, 0]), timeout_s=120)
     for result in (three, reordered):
         assert result.count == one.count == 211
         for field in ukes.record.FIELDS:
@@ -57,4 +58,4 @@ def test_a_job_on_three_gpus_is_the_job_on_one(three_gpu_server):
 def test_a_gpu_the_server_lacks_is_refused_naming_the_field(three_gpu_server):
     with ukes.Client(three_gpu_server) as client:
         with pytest.raises(ukes.SpecError, match=r"device_ids\[0\]: no GPU 3 here \(3 found\)"):
-            client.run(sweep([3]))
+            client.run(sweep([3]), timeout_s=120)

@@ -58,22 +58,18 @@ bool read_text(const std::string& path, std::string& text, std::string& error) {
 }
 
 // Replaces sweep.count in the document; a usage error when the spec has no sweep to resize.
-int apply_count(std::string& text, std::int64_t count) {
-  nlohmann::json doc;
-  if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
-    return rc;
+int apply_count(nlohmann::json& doc, std::int64_t count) {
   if (!doc.is_object() || !doc.contains("sweep") || !doc["sweep"].is_object()) {
     std::fprintf(stderr, "ukes: --count: the spec has no sweep whose count it could set\n");
     return kExitUsage;
   }
   doc["sweep"]["count"] = count;
-  text = doc.dump();
   return kExitOk;
 }
 
 // Sets the document's device_ids from --devices' "0,2"; a usage error naming the option when the
 // list is not one of GPU ordinals (the spec's parse checks them against this machine's GPUs).
-int apply_devices(std::string& text, const std::string& devices) {
+int apply_devices(nlohmann::json& doc, const std::string& devices) {
   nlohmann::json ids = nlohmann::json::array();
   std::size_t at = 0;
   while (at <= devices.size()) {
@@ -86,12 +82,7 @@ int apply_devices(std::string& text, const std::string& devices) {
     ids.push_back(std::stoi(item));
     at = comma + 1;
   }
-  nlohmann::json doc;
-  if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
-    return rc;
-  if (!doc.is_object()) return kExitOk;  // the spec's parse says what is wrong with it
-  doc["device_ids"] = std::move(ids);
-  text = doc.dump();
+  if (doc.is_object()) doc["device_ids"] = std::move(ids);  // else the spec's parse says why
   return kExitOk;
 }
 
@@ -188,11 +179,17 @@ int load_spec_text(const std::string& path, std::int64_t count, std::string& tex
     std::fprintf(stderr, "ukes: %s\n", error.c_str());
     return kExitUsage;
   }
-  if (count > 0) {
-    if (const int rc = apply_count(text, count); rc != kExitOk) return rc;
-  }
-  if (!devices.empty()) {
-    if (const int rc = apply_devices(text, devices); rc != kExitOk) return rc;
+  if (count > 0 || !devices.empty()) {  // the options' changes, in one parse of the document
+    nlohmann::json doc;
+    if (const int rc = spec_errors_as_usage([&] { doc = parse_spec_text(text); }); rc != kExitOk)
+      return rc;
+    if (count > 0) {
+      if (const int rc = apply_count(doc, count); rc != kExitOk) return rc;
+    }
+    if (!devices.empty()) {
+      if (const int rc = apply_devices(doc, devices); rc != kExitOk) return rc;
+    }
+    text = doc.dump();
   }
   return inline_model_file(text, path);
 }

@@ -2,6 +2,10 @@
 // (CMakeLists.txt reads it from here), and the choice of a model's bucket.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+
 #include "kernels/models/catalogue.hpp"
 #include "kernels/models/user/user_model.hpp"
 
@@ -34,49 +38,42 @@ using UserBuckets = DropFirst<void UKES_USER_BUCKETS(UKES_USER_BUCKET_TYPE)>;
 using GpuUserBuckets = DropFirst<void UKES_GPU_USER_BUCKETS(UKES_USER_BUCKET_TYPE)>;
 #undef UKES_USER_BUCKET_TYPE
 
-// The largest bucket the GPU module holds: user models past it run on the CPU.
-inline constexpr int kMaxGpuUserBucket = [] {
-  int largest = 0;
-#define UKES_USER_BUCKET_MAX(K) largest = K > largest ? K : largest;
-  UKES_GPU_USER_BUCKETS(UKES_USER_BUCKET_MAX)
-#undef UKES_USER_BUCKET_MAX
-  return largest;
-}();
+// The two lists as ascending arrays, for the size rules below.
+#define UKES_USER_BUCKET_ITEM(K) K,
+inline constexpr int kUserBucketList[] = {UKES_USER_BUCKETS(UKES_USER_BUCKET_ITEM)};
+inline constexpr int kGpuUserBucketList[] = {UKES_GPU_USER_BUCKETS(UKES_USER_BUCKET_ITEM)};
+#undef UKES_USER_BUCKET_ITEM
+
+// The first of `buckets` (ascending) that holds `need`; 0 when none does.
+template <std::size_t N>
+constexpr int smallest_bucket_holding(const int (&buckets)[N], int need) {
+  for (const int k : buckets)
+    if (need <= k) return k;
+  return 0;
+}
 
 // The largest coordinates and rows a user model may have.
-inline constexpr int kUserModelCapacity = [] {
-  int largest = 0;
-#define UKES_USER_BUCKET_MAX(K) largest = K > largest ? K : largest;
-  UKES_USER_BUCKETS(UKES_USER_BUCKET_MAX)
-#undef UKES_USER_BUCKET_MAX
-  return largest;
-}();
+inline constexpr int kUserModelCapacity = std::end(kUserBucketList)[-1];
+
+// The largest bucket the GPU module holds: user models past it run on the CPU.
+inline constexpr int kMaxGpuUserBucket = std::end(kGpuUserBucketList)[-1];
 
 // The smallest bucket that holds n coordinates and `rows` constraint rows; 0 when none does.
 inline constexpr int user_bucket_for(int n, int rows) {
-  const int need = n > rows ? n : rows;
-  int chosen = 0;
-#define UKES_USER_BUCKET_FIT(K) \
-  if (chosen == 0 && need <= K) chosen = K;
-  UKES_USER_BUCKETS(UKES_USER_BUCKET_FIT)
-#undef UKES_USER_BUCKET_FIT
-  return chosen;
+  return smallest_bucket_holding(kUserBucketList, n > rows ? n : rows);
 }
 
 // The GPU module's bucket for a model in `bucket`: the smallest of UKES_GPU_USER_BUCKETS that
 // holds it (padding changes no number of the model, user_model.hpp); 0 when none does, and for
 // a built-in model (bucket 0).
 inline constexpr int gpu_user_bucket_for(int bucket) {
-  if (bucket <= 0) return 0;
-  int chosen = 0;
-#define UKES_GPU_USER_BUCKET_FIT(K) \
-  if (chosen == 0 && bucket <= K) chosen = K;
-  UKES_GPU_USER_BUCKETS(UKES_GPU_USER_BUCKET_FIT)
-#undef UKES_GPU_USER_BUCKET_FIT
-  return chosen;
+  return bucket > 0 ? smallest_bucket_holding(kGpuUserBucketList, bucket) : 0;
 }
 
-// Every GPU bucket is a bucket: the CPU and the GPU agree on what a bucket holds.
+// Both lists ascend (the rules above take the first that holds), and every GPU bucket is a bucket:
+// the CPU and the GPU agree on what a bucket holds.
+static_assert(std::is_sorted(std::begin(kUserBucketList), std::end(kUserBucketList)));
+static_assert(std::is_sorted(std::begin(kGpuUserBucketList), std::end(kGpuUserBucketList)));
 #define UKES_GPU_USER_BUCKET_CHECK(K) static_assert(user_bucket_for(K, K) == K);
 UKES_GPU_USER_BUCKETS(UKES_GPU_USER_BUCKET_CHECK)
 #undef UKES_GPU_USER_BUCKET_CHECK

@@ -2,6 +2,7 @@
 // entry point that runs a batch on a backend. Backends see only the views of batch_layout.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct ControlOptions {
   std::uint64_t actuated = ~std::uint64_t{0};  // kCoordinates: bit j, coordinate j actuated
   double gain = 0.0;                           // robust term; 0: none
   double epsilon = 1e-3;
+  // Servo rows the input reaches only through further derivatives (bit r) and their relative
+  // degrees (kernels/uk/servo_derivatives.hpp); rows outside the mask have their own order's.
+  std::uint64_t higher_degree_rows = 0;
+  std::array<std::uint8_t, kMaxControlRows> relative_degree{};
 };
 
 struct EnsembleSettings {

@@ -67,20 +67,23 @@ class SystemKernel {
     }
   }
 
-  // The whole integration of system i, on the method's own instantiation.
+  // The whole integration of system i, on the method's own instantiation. kServoDerivatives: the
+  // build follows servo rows of a higher relative degree too (the CPU backend's, which includes
+  // kernels/uk/servo_derivatives.hpp; a run without such rows takes the same code either way).
+  template <bool kServoDerivatives = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     if (s.method == Method::kRk4) {
-      run<Method::kRk4>(in, s, i, out);
+      run<Method::kRk4, true, kServoDerivatives>(in, s, i, out);
     } else {
-      run<Method::kDopri5>(in, s, i, out);
+      run<Method::kDopri5, true, kServoDerivatives>(in, s, i, out);
     }
   }
 
   // kGeneral false: s.projection and s.control.active are false, and the step projection's and
   // the controller's code and arrays drop out of the instantiation (the fused kernels for the
   // runs without either, kernels/backend/device/).
-  template <Method kMethod, bool kGeneral = true>
+  template <Method kMethod, bool kGeneral = true, bool kServoDerivatives = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     SystemKernel sys;
@@ -89,7 +92,7 @@ class SystemKernel {
       const State& y = sys.request_state();
       Vec<T, kN> q, qd;
       split(y, q, qd);
-      const DynamicsEval<Model, T> e = sys.template evaluate<kGeneral>(s, q, qd);
+      const DynamicsEval<Model, T> e = sys.template evaluate<kGeneral, kServoDerivatives>(s, q, qd);
       State dx;
       derivative_of(y, e, dx);
       sys.template take<kMethod, kGeneral>(s, out, dx, observation_of(e));
@@ -97,10 +100,16 @@ class SystemKernel {
   }
 
   // f at (request_time(), q, qd): the plant under its controller in a controlled run.
-  template <bool kGeneral = true>
+  template <bool kGeneral = true, bool kServoDerivatives = false>
   UKES_HD DynamicsEval<Model, T> evaluate(const RunSettings<T>& s, const Vec<T, kN>& q,
                                           const Vec<T, kN>& qd) const {
     if constexpr (kGeneral) {
+      if constexpr (kServoDerivatives) {
+        if (s.control.active && s.control.higher_degree_rows != 0) {
+          return evaluate_servo_derivative_dynamics<Model, T>(model_, q, qd, t_req_, p_, p_hat_,
+                                                              s.dynamics, s.control);
+        }
+      }
       if (s.control.active) {
         return evaluate_controlled_dynamics<Model, T>(model_, q, qd, t_req_, p_, p_hat_, s.dynamics,
                                                       s.control);

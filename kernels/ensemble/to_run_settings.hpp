@@ -28,6 +28,9 @@ RunSettings<T> to_run_settings(const EnsembleSettings& e) {
   s.control.actuated = e.control.actuated;
   s.control.gain = T(e.control.gain);
   s.control.epsilon = T(e.control.epsilon);
+  s.control.higher_degree_rows = e.control.higher_degree_rows;
+  for (int r = 0; r < kMaxControlRows; ++r)
+    s.control.relative_degree[r] = e.control.relative_degree[static_cast<std::size_t>(r)];
   s.projection_tol = T(e.projection_tol);
   s.inconsistency_tol = T(e.inconsistency_tol);
   s.samples = e.samples;

@@ -28,21 +28,23 @@ struct GeneratedFunctions {
   static constexpr int kPositionRows = Segments::kShape.position_rows;
   static constexpr int kVelocityRows = Segments::kShape.velocity_rows;
   static constexpr bool kNonIdeal = Segments::kNonIdeal;
-  template <class T>
-  UKES_HD static void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) {
-    M = Mat<T, kN, kN>::identity();
+  // S: the working precision T, or a series in it (the servo derivatives' Taylor arithmetic,
+  // kernels/autodiff/taylor.hpp), as for the rows below.
+  template <class S, class T>
+  UKES_HD static void mass(const Vec<S, kN>& q, S t, const T* p, Mat<S, kN, kN>& M) {
+    M = Mat<S, kN, kN>::identity();
     const Parameters<T> slots(p);
-    Segments::Mass(expr::Inputs<T, T>{&q[0], nullptr, t, slots.values(), nullptr},
-                   SegmentMatrixStore<T, kN>{M});
+    Segments::Mass(expr::Inputs<S, T>{&q[0], nullptr, t, slots.values(), nullptr},
+                   SegmentMatrixStore<S, kN>{M});
   }
 
-  template <class T>
-  UKES_HD static void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
-                            Vec<T, kN>& Q) {
-    Q = Vec<T, kN>::zero();
+  template <class S, class T>
+  UKES_HD static void force(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
+                            Vec<S, kN>& Q) {
+    Q = Vec<S, kN>::zero();
     const Parameters<T> slots(p);
-    Segments::Force(expr::Inputs<T, T>{&q[0], &qd[0], t, slots.values(), nullptr},
-                    SegmentArrayStore<T>{&Q[0]});
+    Segments::Force(expr::Inputs<S, T>{&q[0], &qd[0], t, slots.values(), nullptr},
+                    SegmentArrayStore<S>{&Q[0]});
   }
 
   template <class S, class T>

@@ -14,11 +14,11 @@
 //     static constexpr Gains kGains;                // default Baumgarte gains
 //     static constexpr const char* kSource;         // where the model comes from
 //
-//     template <class T>
-//     static void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M);
-//     template <class T>
-//     static void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
-//                       Vec<T, kN>& Q);
+//     template <class S, class T>
+//     static void mass(const Vec<S, kN>& q, S t, const T* p, Mat<S, kN, kN>& M);
+//     template <class S, class T>
+//     static void force(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
+//                       Vec<S, kN>& Q);
 //     template <class S, class T>
 //     static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi);
 //     template <class S, class T>
@@ -35,7 +35,9 @@
 //
 // Constraint functions take S = an automatic-differentiation number (kernels/autodiff), so a model
 // states its rows once, at the level physics gives them, and the second-order form A qdd = b is
-// derived (kernels/uk/constraint_form.hpp). Parameters arrive as plain scalars T.
+// derived (kernels/uk/constraint_form.hpp). Mass and force take S = T or a Taylor series, which
+// the controller of servo rows of a higher relative degree differentiates along its motion
+// (kernels/uk/servo_derivatives.hpp). Parameters arrive as plain scalars T.
 #pragma once
 
 #include <concepts>

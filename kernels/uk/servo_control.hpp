@@ -37,10 +37,11 @@ struct ControlSettings {
   std::uint64_t actuated = ~std::uint64_t{0};  // kCoordinates: bit j, coordinate j is actuated
   T gain = T(0);  // robust term: r -= gain sigma / (|sigma| + epsilon); 0: none
   T epsilon = T(1e-3);
+  // Bit r: servo row r sees the input only through derivatives beyond its own order (a position
+  // row's second, a velocity row's first); relative_degree[r] says through which.
+  std::uint64_t higher_degree_rows = 0;
+  std::uint8_t relative_degree[kMaxControlRows] = {};
 };
-
-// The most rows and coordinates a mask describes.
-inline constexpr int kMaxControlRows = 64;
 
 UKES_HD UKES_INLINE bool has_bit(std::uint64_t mask, int k) {
   return k < kMaxControlRows && ((mask >> k) & 1u) != 0;
@@ -223,10 +224,38 @@ UKES_HD Vec<T, Model::kN> servo_control(const Model& model, const Vec<T, Model::
   }
 }
 
+// The plant's right-hand side under the control u (servo_control's): the UK equation of its
+// physical rows with applied force Q + B u. The evaluation's form holds every row at the plant
+// (servo rows: the tracking error), its constraint force the physical rows' alone.
+template <class Model, class T>
+UKES_HD DynamicsEval<Model, T> controlled_plant_dynamics(
+    const Model& model, const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t, const T* p,
+    const DynamicsSettings<T>& s, const ControlSettings<T>& c, Vec<T, Model::kN> u) {
+  if constexpr (kHasActuationMatrix<Model, T>) {
+    // The force B u the plant feels, its B at its own parameters.
+    if (c.actuation == Actuation::kMatrix) u = actuation_matrix<Model, T>(model, q, qd, t, p) * u;
+  }
+  DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
+  Mat<T, kRows<Model>, Model::kN> A_phys = in.form.A;
+  Vec<T, kRows<Model>> b_phys = in.bs;
+  keep_rows(~c.servo_rows, A_phys, b_phys);
+  // A non-ideal law (friction) sees the ideal force the plant feels: the physical rows' and the
+  // control's (docs/CONTROL.md, "Non-ideal constraints").
+  const ModelNonIdealForce<Model, T> nonideal{model, q, qd, t, p};
+  const ShiftedNonIdeal<T, Model::kN, ModelNonIdealForce<Model, T>> with_control{nonideal,
+                                                                                 T(-1) * u};
+  const T rtol = rank_rtol_of(s, model);
+  const auto uk =
+      every_row_servo(model, c)
+          ? uk_solve_zero_rows(model, in.M, in.Q + u, A_phys, b_phys, with_control, rtol)
+          : uk_solve(in.M, in.Q + u, A_phys, b_phys, with_control, rtol, active_block(model));
+  DynamicsEval<Model, T> e = dynamics_report<Model, T>(in.form, b_phys, uk);
+  e.control = u;
+  return e;
+}
+
 // One right-hand side of a controlled system: the control from the controller's model, then the
-// plant's UK equation of its physical rows with applied force Q + B u. The evaluation's form
-// holds every row at the plant (servo rows: the tracking error), its constraint force the
-// physical rows' alone.
+// plant under it.
 template <class Model, class T>
 UKES_HD DynamicsEval<Model, T> evaluate_controlled_dynamics(
     const Model& model, const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t, const T* p,
@@ -235,29 +264,18 @@ UKES_HD DynamicsEval<Model, T> evaluate_controlled_dynamics(
     (void)p_hat, (void)c;
     return evaluate_dynamics<Model, T>(model, q, qd, t, p, s);
   } else {
-    Vec<T, Model::kN> u = servo_control<Model, T>(model, q, qd, t, p_hat, s, c);
-    if constexpr (kHasActuationMatrix<Model, T>) {
-      // The force B u the plant feels, its B at its own parameters.
-      if (c.actuation == Actuation::kMatrix) u = actuation_matrix<Model, T>(model, q, qd, t, p) * u;
-    }
-    DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
-    Mat<T, kRows<Model>, Model::kN> A_phys = in.form.A;
-    Vec<T, kRows<Model>> b_phys = in.bs;
-    keep_rows(~c.servo_rows, A_phys, b_phys);
-    // A non-ideal law (friction) sees the ideal force the plant feels: the physical rows' and the
-    // control's (docs/CONTROL.md, "Non-ideal constraints").
-    const ModelNonIdealForce<Model, T> nonideal{model, q, qd, t, p};
-    const ShiftedNonIdeal<T, Model::kN, ModelNonIdealForce<Model, T>> with_control{nonideal,
-                                                                                   T(-1) * u};
-    const T rtol = rank_rtol_of(s, model);
-    const auto uk =
-        every_row_servo(model, c)
-            ? uk_solve_zero_rows(model, in.M, in.Q + u, A_phys, b_phys, with_control, rtol)
-            : uk_solve(in.M, in.Q + u, A_phys, b_phys, with_control, rtol, active_block(model));
-    DynamicsEval<Model, T> e = dynamics_report<Model, T>(in.form, b_phys, uk);
-    e.control = u;
-    return e;
+    return controlled_plant_dynamics<Model, T>(
+        model, q, qd, t, p, s, c, servo_control<Model, T>(model, q, qd, t, p_hat, s, c));
   }
 }
+
+// evaluate_controlled_dynamics for a controller with servo rows of a higher relative degree
+// (ControlSettings::higher_degree_rows). kernels/uk/servo_derivatives.hpp defines it, and only the
+// CPU backend includes that header: the GPU's kernels carry none of its code, and the GPU refuses
+// such runs (docs/CONTROL.md, "Limits").
+template <class Model, class T>
+DynamicsEval<Model, T> evaluate_servo_derivative_dynamics(
+    const Model& model, const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t, const T* p,
+    const T* p_hat, const DynamicsSettings<T>& s, const ControlSettings<T>& c);
 
 }  // namespace ukes

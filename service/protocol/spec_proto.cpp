@@ -55,6 +55,10 @@ json control_json(const v1::ControlSpec& c) {
     if (c.robust().has_epsilon()) r["epsilon"] = c.robust().epsilon();
     o["robust"] = std::move(r);
   }
+  if (c.relative_degree_size() == 1) o["relative_degree"] = c.relative_degree(0);
+  if (c.relative_degree_size() > 1)
+    o["relative_degree"] =
+        std::vector<std::int32_t>(c.relative_degree().begin(), c.relative_degree().end());
   return o;
 }
 

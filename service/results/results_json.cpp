@@ -52,7 +52,7 @@ json summary_json(const Summary& s) {
 namespace {
 
 // A controlled run's control section as it ran: servo rows, the controller's parameters,
-// actuation and robust term (docs/CONTROL.md).
+// actuation, robust term and the servo rows' relative degrees (docs/CONTROL.md).
 json control_json(const RunSpec& spec) {
   const ModelInfo& m = *spec.model;
   const ControlOptions& c = spec.settings.control;
@@ -70,10 +70,17 @@ json control_json(const RunSpec& spec) {
   } else if (c.actuation == Actuation::kMatrix) {
     actuation = m.user->definition.actuation;
   }
+  json degrees = json::array();  // every servo row's relative degree, in row order
+  for (int r = 0; r < m.rows(); ++r)
+    if (has_bit(c.servo_rows, r))
+      degrees.push_back(has_bit(c.higher_degree_rows, r)
+                            ? int(c.relative_degree[static_cast<std::size_t>(r)])
+                            : (r < m.position_rows ? 2 : 1));
   return {{"rows", rows},
           {"params", params},
           {"actuation", actuation},
-          {"robust", {{"gain", c.gain}, {"epsilon", c.epsilon}}}};
+          {"robust", {{"gain", c.gain}, {"epsilon", c.epsilon}}},
+          {"relative_degree", degrees}};
 }
 
 }  // namespace

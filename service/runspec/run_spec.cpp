@@ -679,12 +679,62 @@ void parse_robust(const json& j, ControlOptions& o) {
     fail("control.robust.epsilon", "must be > 0, got " + number_text(o.epsilon));
 }
 
+// The servo rows in the order "control.rows" lists them ("all": row order).
+std::vector<int> listed_servo_rows(const json* rows_json, std::uint64_t mask, int rows) {
+  std::vector<int> listed;
+  if (rows_json && rows_json->is_array()) {
+    for (const json& r : *rows_json) listed.push_back(r.get<int>());
+  } else {
+    for (int r = 0; r < rows; ++r)
+      if (has_bit(mask, r)) listed.push_back(r);
+  }
+  return listed;
+}
+
+// "control.relative_degree": how often each servo row is differentiated before the input appears
+// in it (docs/CONTROL.md, "Relative degree"): one integer for every servo row, or one per entry of
+// "control.rows". A row's own order (2: position row, 1: velocity row) is the default; a higher
+// degree is followed through the controller's Taylor series (kernels/uk/servo_derivatives.hpp),
+// with every row a servo row and no robust term.
+void parse_relative_degree(const json& j, const json* rows_json, const ModelInfo& m,
+                           ControlOptions& o) {
+  const std::vector<int> listed = listed_servo_rows(rows_json, o.servo_rows, m.rows());
+  if (!j.is_number() && !(j.is_array() && j.size() == listed.size()))
+    fail("control.relative_degree",
+         "expected an integer or an array of one integer per servo row (" +
+             std::to_string(listed.size()) + "), got " + kind_of(j));
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    const std::string p =
+        j.is_array() ? element("control.relative_degree", k) : "control.relative_degree";
+    const int row = listed[k];
+    const int order = row < m.position_rows ? 2 : 1;
+    const auto degree =
+        static_cast<int>(get_integer(j.is_array() ? j[k] : j, p, 1, kMaxRelativeDegree));
+    if (degree < order)
+      fail(p, "row " + std::to_string(row) + " is a " + (order == 2 ? "position" : "velocity") +
+                  " row: its relative degree is " + std::to_string(order) + " to " +
+                  std::to_string(kMaxRelativeDegree) + ", got " + std::to_string(degree));
+    if (degree == order) continue;
+    o.higher_degree_rows |= std::uint64_t{1} << row;
+    o.relative_degree[static_cast<std::size_t>(row)] = static_cast<std::uint8_t>(degree);
+  }
+  if (o.higher_degree_rows == 0) return;
+  if (o.servo_rows != all_rows_mask(m.rows()))
+    fail("control.relative_degree",
+         "rows of a higher relative degree need every row a servo row (\"rows\": \"all\"): the "
+         "controller's series follow its unconstrained nominal motion");
+  if (o.gain > 0)
+    fail("control.robust",
+         "the robust term applies to rows of their own order; rows of a higher relative degree "
+         "take none (docs/CONTROL.md)");
+}
+
 // "control": constraint-following control by a controller with its own model (docs/CONTROL.md).
 // The controller's parameters are the model's defaults with control.params applied.
 void parse_control(const json& c, RunSpec& rs) {
   const ModelInfo& m = *rs.model;
   require_object(c, "control");
-  check_keys(c, "control", {"rows", "params", "actuation", "robust"});
+  check_keys(c, "control", {"rows", "params", "actuation", "robust", "relative_degree"});
   const int rows = m.rows();
   if (rows == 0) fail("control", "model " + m.name + " has no constraint rows to follow");
   if (rows > kMaxControlRows || m.n > kMaxControlRows)
@@ -697,6 +747,7 @@ void parse_control(const json& c, RunSpec& rs) {
   if (const json* p = find(c, "params")) parse_params(*p, "control.params", m, rs.control_params);
   if (const json* a = find(c, "actuation")) parse_actuation(*a, m, o);
   if (const json* r = find(c, "robust")) parse_robust(*r, o);
+  if (const json* d = find(c, "relative_degree")) parse_relative_degree(*d, find(c, "rows"), m, o);
 }
 
 // What control asks of the rest of the spec: no step projection with it, no sweep of the
@@ -760,6 +811,11 @@ void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
   if (rs.user_model && rs.model->user->bucket > kMaxGpuUserBucket) {
     rs.cpu_reason = "user models with more than " + std::to_string(kMaxGpuUserBucket) +
                     " coordinates or constraint rows run on the CPU only";
+    if (rs.device == Device::kGpu) fail("device", rs.cpu_reason + " (use auto or cpu)");
+    gpu_can_run = false;
+  }
+  if (rs.settings.control.higher_degree_rows != 0) {
+    rs.cpu_reason = "servo rows of a higher relative degree run on the CPU only";
     if (rs.device == Device::kGpu) fail("device", rs.cpu_reason + " (use auto or cpu)");
     gpu_can_run = false;
   }

@@ -27,9 +27,10 @@
 //   stabilization  {alpha, beta = model's gains, projection = false; extras: inconsistency_tol,
 //                  projection_tol (> 0; left out: the engine's defaults)}
 //   control        {rows = "all" | [indices], params: {name: value} (the controller's model:
-//                  model defaults overridden), actuation = "full" | [coordinate names],
-//                  robust: {gain = 0, epsilon = 1e-3}} (docs/CONTROL.md); sweeps may target
-//                  control.params.NAME
+//                  model defaults overridden), actuation = "full" | [coordinate names] |
+//                  (user models) [[expressions]], robust: {gain = 0, epsilon = 1e-3},
+//                  relative_degree = each row's order | integer | [one per servo row]}
+//                  (docs/CONTROL.md); sweeps may target control.params.NAME
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
 //   device_ids     [ordinals]: the GPUs a GPU run spreads its slices over (default: all usable;

@@ -13,7 +13,8 @@
 //   - an actuation matrix of expressions: the two-link arm driven by joint torques B(q) against
 //     the reduced computed-torque formulation, a mismatched actuator gain against its error's
 //     closed form, and columns of I against the listed coordinates;
-//   - a spec's control section is checked field by field.
+//   - a spec's control section is checked field by field, its relative degrees row by row
+//     (tests/control/relative_degree_test.cpp follows such rows).
 #include "kernels/uk/servo_control.hpp"
 
 #include <gtest/gtest.h>
@@ -569,6 +570,46 @@ TEST(Control, TheSpecIsCheckedFieldByField) {
   expect_field_error(user(row(json::array({"x +"}))), "control.actuation[0][0]");
   expect_field_error(user(row(json::array({"mass"}))), "control.actuation[0][0]");
   expect_field_error(user(row(json::array({true}))), "control.actuation[0][0]");
+}
+
+TEST(Control, RelativeDegreesAreCheckedRowByRow) {
+  // scara: two position rows; the flexible joint: one velocity row.
+  const auto scara = [](const json& control) {
+    return json{{"model", "scara"}, {"device", "cpu"}, {"control", control}};
+  };
+  expect_field_error(scara({{"relative_degree", 1}}), "control.relative_degree");
+  expect_field_error(scara({{"relative_degree", 5}}), "control.relative_degree");
+  expect_field_error(scara({{"relative_degree", {2}}}), "control.relative_degree");
+  expect_field_error(scara({{"relative_degree", "high"}}), "control.relative_degree");
+  expect_field_error(scara({{"rows", {1, 0}}, {"relative_degree", {2, 1}}}),
+                     "control.relative_degree[1]");
+  expect_field_error(scara({{"rows", {1}}, {"relative_degree", {4}}}), "control.relative_degree");
+  expect_field_error(scara({{"relative_degree", 3}, {"robust", {{"gain", 1}}}}), "control.robust");
+  // Rows listed in another order take their degrees in that order.
+  const RunSpec listed =
+      parse_run_spec(scara({{"rows", {3, 2, 1, 0}}, {"relative_degree", {4, 2, 2, 2}}}));
+  EXPECT_EQ(listed.settings.control.higher_degree_rows, 8u);
+  EXPECT_EQ(listed.settings.control.relative_degree[3], 4);
+  // Degrees equal to the rows' orders change nothing.
+  EXPECT_EQ(parse_run_spec(scara({{"relative_degree", 2}})).settings.control.higher_degree_rows,
+            0u);
+
+  // The GPU has no code for them: refused there, `auto` runs on the CPU.
+  ParseOptions gpu_here;
+  gpu_here.gpu_available = true;
+  json flexible = {{"model", "flexible_joint"},
+                   {"device", "gpu"},
+                   {"control", {{"actuation", {"m1ang", "m2ang"}}, {"relative_degree", 3}}}};
+  try {
+    parse_run_spec(flexible, gpu_here);
+    ADD_FAILURE() << "device gpu accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "device") << e.reason();
+  }
+  flexible["device"] = "auto";
+  const RunSpec automatic = parse_run_spec(flexible, gpu_here);
+  EXPECT_EQ(automatic.device_resolved, Device::kCpu);
+  EXPECT_NE(automatic.cpu_reason.find("relative degree"), std::string::npos);
 }
 
 }  // namespace

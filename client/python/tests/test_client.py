@@ -260,6 +260,27 @@ def test_a_built_spec_and_a_yaml_file_run_as_their_json(client, tmp_path):
         ukes.spec("duffing").vary("params.k1", uniform=(1, 2), normal=(1, 2))
 
 
+def test_motor_torques_follow_the_flexible_joints_link_row_through_its_third_derivative(client):
+    # Torques on the motors reach the link-velocity row only through the springs (relative
+    # degree 3, docs/CONTROL.md): the controller makes psi obey (d/dt + alpha)^3 psi = 0, whose
+    # solutions are e^(-alpha t) (c0 + c1 t + c2 t^2). Three samples fix c0, c1, c2; every other
+    # sample must lie on that curve. A server with a GPU runs it on the CPU all the same.
+    alpha, samples = 2.0, 31
+    spec = (ukes.spec("flexible_joint").control(actuation=["m1ang", "m2ang"], relative_degree=3)
+            .integrator(method="dopri5", t_end=6.0, rtol=1e-12, atol=1e-12)
+            .output(samples=samples, trajectories="all"))
+    result = client.run(spec)
+    assert result.ok.all()
+    t = np.linspace(0.0, 6.0, samples)
+    psi = result.trajectory_fields["residual"][0, :, 0]
+    basis = np.exp(-alpha * t)[:, None] * np.stack([np.ones_like(t), t, t * t], axis=1)
+    coef = np.linalg.solve(basis[[0, 5, 10]], psi[[0, 5, 10]])
+    np.testing.assert_allclose(psi, basis @ coef, atol=1e-8)
+    assert abs(psi[-1]) < 1e-3 < abs(psi[0])
+    control = result.trajectory_fields["control"][0]
+    assert (control[:, :2] == 0).all() and np.abs(control[:, 2:]).max() > 1.0  # motors only
+
+
 def test_controlled_run_carries_effort_controller_parameters_and_the_control_force(client,
                                                                                    tmp_path):
     spec = (ukes.spec("scara").control(params={"m4": 0.5}).assemble()

@@ -76,11 +76,13 @@ class SpecBuilder(dict):
     def control(self, rows: Union[str, Sequence[int]] = "all",
                 params: Optional[Mapping[str, float]] = None,
                 actuation: Union[str, Sequence[str], Sequence[Sequence[Union[str, float]]]]
-                = "full", gain: float = 0.0, epsilon: float = 1e-3) -> "SpecBuilder":
+                = "full", gain: float = 0.0, epsilon: float = 1e-3,
+                relative_degree: Union[None, int, Sequence[int]] = None) -> "SpecBuilder":
         """Constraint-following control (docs/CONTROL.md): the servo rows ("all" or indices),
         the controller's model (`params`: the model's defaults overridden), the actuation ("full",
         coordinate names, or for a user model an n x k matrix of expressions, one row per
-        coordinate) and the robust term's gain and epsilon (gain 0: none)."""
+        coordinate), the robust term's gain and epsilon (gain 0: none) and the servo rows'
+        relative degrees (one for all, or one per servo row; None: each row's own order)."""
         if not isinstance(actuation, str):
             actuation = [entry if isinstance(entry, str) else list(entry) for entry in actuation]
         section: dict[str, Any] = {"rows": rows if isinstance(rows, str) else list(rows),
@@ -89,6 +91,9 @@ class SpecBuilder(dict):
             section["params"] = dict(params)
         if gain:
             section["robust"] = {"gain": gain, "epsilon": epsilon}
+        if relative_degree is not None:
+            section["relative_degree"] = (relative_degree if isinstance(relative_degree, int)
+                                          else list(relative_degree))
         self["control"] = section
         return self
 

@@ -9,6 +9,7 @@
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/ensemble/system_kernel.hpp"
+#include "kernels/uk/servo_derivatives.hpp"
 
 namespace ukes {
 
@@ -29,7 +30,8 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
         if (stop_requested(settings.cancel)) {
           out.status[i] = static_cast<std::int32_t>(Status::kCancelled);
         } else {
-          SystemKernel<Model, T>::run(in, settings, i, out);
+          // The CPU alone follows servo rows of a higher relative degree (for now).
+          SystemKernel<Model, T>::template run<kTakesSeries<Model, T>>(in, settings, i, out);
         }
       }
     }

@@ -186,6 +186,8 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
                                 std::to_string(module_devices(loaded)) + " found)");
   if (lost_devices().lost(device)) throw GpuUnusableError(lost_devices().reason(device));
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
+  if (s.control.active && s.control.higher_degree_rows != 0)  // docs/CONTROL.md, "Limits"
+    throw std::invalid_argument("servo rows of a higher relative degree run on the CPU only");
   results.allocate(batch, s.samples, traj_ids);
   results.backend = "gpu";
   GpuRunRequest request;

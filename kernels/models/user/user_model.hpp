@@ -107,19 +107,20 @@ class UserModel : public UserSizes<Segments, kCapacity> {
     }
   }
 
-  template <class T>
-  UKES_HD void mass(const Vec<T, kN>& q, T t, const T* p, Mat<T, kN, kN>& M) const {
-    M = Mat<T, kN, kN>::identity();
-    run(expr::Segment::kMass, expr::Inputs<T, T>{&q[0], nullptr, t, p, nullptr},
-        SegmentMatrixStore<T, kN>{M});
+  // S: the working precision T, or a series in it (kernels/autodiff/taylor.hpp).
+  template <class S, class T>
+  UKES_HD void mass(const Vec<S, kN>& q, S t, const T* p, Mat<S, kN, kN>& M) const {
+    M = Mat<S, kN, kN>::identity();
+    run(expr::Segment::kMass, expr::Inputs<S, T>{&q[0], nullptr, t, p, nullptr},
+        SegmentMatrixStore<S, kN>{M});
   }
 
-  template <class T>
-  UKES_HD void force(const Vec<T, kN>& q, const Vec<T, kN>& qd, T t, const T* p,
-                     Vec<T, kN>& Q) const {
-    Q = Vec<T, kN>::zero();
-    run(expr::Segment::kForce, expr::Inputs<T, T>{&q[0], &qd[0], t, p, nullptr},
-        SegmentArrayStore<T>{&Q[0]});
+  template <class S, class T>
+  UKES_HD void force(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
+                     Vec<S, kN>& Q) const {
+    Q = Vec<S, kN>::zero();
+    run(expr::Segment::kForce, expr::Inputs<S, T>{&q[0], &qd[0], t, p, nullptr},
+        SegmentArrayStore<S>{&Q[0]});
   }
 
   template <class S, class T>

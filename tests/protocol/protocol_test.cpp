@@ -155,6 +155,23 @@ TEST(SpecProto, TypedActuationMatrixMeansWhatItsJsonMeans) {
   }
 }
 
+TEST(SpecProto, TypedRelativeDegreesMeanWhatTheirJsonMeans) {
+  v1::RunSpec s;
+  s.set_model("scara");
+  s.set_device("cpu");
+  v1::ControlSpec* c = s.mutable_control();
+  c->add_relative_degree(3);  // one value: every servo row
+  EXPECT_EQ(spec_json_from_proto(s)["control"]["relative_degree"], json(3));
+  for (const int row : {3, 2, 1, 0}) c->add_rows(row);
+  c->clear_relative_degree();
+  for (const int degree : {4, 2, 2, 2}) c->add_relative_degree(degree);
+  const json typed = spec_json_from_proto(s);
+  EXPECT_EQ(typed["control"]["relative_degree"], json::array({4, 2, 2, 2}));
+  const ControlOptions parsed = parse_run_spec(typed).settings.control;
+  EXPECT_EQ(parsed.higher_degree_rows, 8u);  // row 3, listed first
+  EXPECT_EQ(parsed.relative_degree[3], 4);
+}
+
 TEST(SpecProto, TypedShardMeansWhatItsJsonMeans) {
   v1::RunSpec s = typed_scara_sweep();
   s.mutable_shard()->set_first(30);

@@ -149,12 +149,12 @@ UKES_HD Vec<T, N> actuation_column(const ControlSettings<T>& c, const CholeskyFa
 // Rows of a higher relative degree into G x = r: for each actuator column, the drift's series with
 // that column's tangent; g from the tangents, the drift's derivatives from the values.
 template <class Model, class T>
-UKES_HD void higher_degree_rows(const Model& model, const CholeskyFactor<T, Model::kN>& L,
-                                const Mat<T, Model::kN, Model::kN>& B_hat,
-                                const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t,
-                                const T* p_hat, const DynamicsSettings<T>& s,
-                                const ControlSettings<T>& c, Mat<T, kRows<Model>, Model::kN>& G,
-                                Vec<T, kRows<Model>>& r) {
+UKES_HD void higher_degree_equations(const Model& model, const CholeskyFactor<T, Model::kN>& L,
+                                     const Mat<T, Model::kN, Model::kN>& B_hat,
+                                     const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t,
+                                     const T* p_hat, const DynamicsSettings<T>& s,
+                                     const ControlSettings<T>& c,
+                                     Mat<T, kRows<Model>, Model::kN>& G, Vec<T, kRows<Model>>& r) {
   constexpr int n = Model::kN;
   constexpr int m = kRows<Model>;
   const ModelShape shape = model_shape(model);
@@ -217,7 +217,7 @@ UKES_HD Vec<T, Model::kN> servo_control_with_derivatives(
     }
   }
   Vec<T, m> r = in.bs - in.form.A * cholesky_solve(L, in.Q);
-  higher_degree_rows(model, L, B_hat, q, qd, t, p_hat, s, c, G, r);
+  higher_degree_equations(model, L, B_hat, q, qd, t, p_hat, s, c, G, r);
   const Vec<T, n> x = make_pinv(G, rtol, active_block(model)).apply(r);
   return c.actuation == Actuation::kFull ? lower_times(L, x) : x;
 }

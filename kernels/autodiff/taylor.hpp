@@ -143,12 +143,13 @@ UKES_HD UKES_INLINE bool exactly_zero(const Dual<T>& x) {
 // Two bounds keep the work to what is known and nonzero: coefficients through `order` are the
 // series' (a result is known only as far as every operand is: a motion's series grows one order
 // per pass, kernels/uk/servo_derivatives.hpp), and those above `top` are zero (constants have top
-// 0, so a parameter times a series costs one product per coefficient). c[k] above top is never
-// read: coefficient(k) is zero there.
+// 0, so a parameter times a series costs one product per coefficient). Operations read c[k] only
+// through top (coefficient(k) is zero above it); the array starts zeroed all the same, so that a
+// series is never copied with unset numbers in it.
 template <class S, int K>
 struct Taylor {
   static_assert(K >= 0, "a series keeps at least its value");
-  S c[K + 1];
+  S c[K + 1] = {};
   int order = K;
   int top = 0;
 
@@ -299,41 +300,40 @@ UKES_HD UKES_INLINE Taylor<S, K> integral(const S& f0, const Taylor<S, K>& g, in
 }
 
 // The pair (f, g) with f' = g x' and g' = sign_g f x': sin/cos (sign_g = -1) and sinh/cosh (+1),
-// from their values at x(0), through x's order (x not constant).
+// from their values at x(0), through x's order.
 template <class S, int K>
-UKES_HD UKES_INLINE void trig_pair(const Taylor<S, K>& a, const S& f0, const S& g0, int sign_g,
-                                   Taylor<S, K>& f, Taylor<S, K>& g) {
-  f = empty<S, K>(a.order, a.order);
-  g = empty<S, K>(a.order, a.order);
-  f.c[0] = f0;
-  g.c[0] = g0;
+struct SeriesPair {
+  Taylor<S, K> f, g;
+};
+template <class S, int K>
+UKES_HD UKES_INLINE SeriesPair<S, K> trig_pair(const Taylor<S, K>& a, const S& f0, const S& g0,
+                                               int sign_g) {
+  if (a.top == 0) return {constant<S, K>(f0, a.order), constant<S, K>(g0, a.order)};
+  SeriesPair<S, K> r{empty<S, K>(a.order, a.order), empty<S, K>(a.order, a.order)};
+  r.f.c[0] = f0;
+  r.g.c[0] = g0;
   for (int k = 1; k <= a.order; ++k) {
     S fk = S(0), gk = S(0);
     for (int j = 1; j <= (k < a.top ? k : a.top); ++j) {
       const S ja = a.c[j] * S(j);
-      fk = fk + ja * g.c[k - j];
-      gk = gk + ja * f.c[k - j];
+      fk = fk + ja * r.g.c[k - j];
+      gk = gk + ja * r.f.c[k - j];
     }
-    f.c[k] = fk / S(k);
-    g.c[k] = (sign_g > 0 ? gk : -gk) / S(k);
+    r.f.c[k] = fk / S(k);
+    r.g.c[k] = (sign_g > 0 ? gk : -gk) / S(k);
   }
+  return r;
 }
 
 }  // namespace taylor_detail
 
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> sin(const Taylor<S, K>& a) {
-  if (a.top == 0) return taylor_detail::constant<S, K>(sin(a.c[0]), a.order);
-  Taylor<S, K> s, c;
-  taylor_detail::trig_pair(a, sin(a.c[0]), cos(a.c[0]), -1, s, c);
-  return s;
+  return taylor_detail::trig_pair(a, sin(a.c[0]), cos(a.c[0]), -1).f;
 }
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> cos(const Taylor<S, K>& a) {
-  if (a.top == 0) return taylor_detail::constant<S, K>(cos(a.c[0]), a.order);
-  Taylor<S, K> s, c;
-  taylor_detail::trig_pair(a, sin(a.c[0]), cos(a.c[0]), -1, s, c);
-  return c;
+  return taylor_detail::trig_pair(a, sin(a.c[0]), cos(a.c[0]), -1).g;
 }
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> tan(const Taylor<S, K>& a) {
@@ -341,17 +341,11 @@ UKES_HD UKES_INLINE Taylor<S, K> tan(const Taylor<S, K>& a) {
 }
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> sinh(const Taylor<S, K>& a) {
-  if (a.top == 0) return taylor_detail::constant<S, K>(sinh(a.c[0]), a.order);
-  Taylor<S, K> s, c;
-  taylor_detail::trig_pair(a, sinh(a.c[0]), cosh(a.c[0]), 1, s, c);
-  return s;
+  return taylor_detail::trig_pair(a, sinh(a.c[0]), cosh(a.c[0]), 1).f;
 }
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> cosh(const Taylor<S, K>& a) {
-  if (a.top == 0) return taylor_detail::constant<S, K>(cosh(a.c[0]), a.order);
-  Taylor<S, K> s, c;
-  taylor_detail::trig_pair(a, sinh(a.c[0]), cosh(a.c[0]), 1, s, c);
-  return c;
+  return taylor_detail::trig_pair(a, sinh(a.c[0]), cosh(a.c[0]), 1).g;
 }
 template <class S, int K>
 UKES_HD UKES_INLINE Taylor<S, K> tanh(const Taylor<S, K>& a) {

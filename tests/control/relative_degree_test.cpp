@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "control/run_support.hpp"
 #include "service/engine/engine.hpp"
 #include "service/results/results_json.hpp"
 #include "service/runspec/run_spec.hpp"
@@ -21,13 +22,8 @@
 namespace ukes {
 namespace {
 
+using control_test::run;
 using nlohmann::json;
-
-RunOutcome run(const json& spec) {
-  ExecuteOptions options;
-  options.threads = 2;
-  return execute(parse_run_spec(spec), options);
-}
 
 // The flexible joint (docs/MODELS.md sec. 3, default parameters) at its default initial state:
 // every angle 0, th1d = 1, th2d = -0.1, motors at rest. There the link force

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "control/run_support.hpp"
 #include "kernels/models/scara.hpp"
 #include "kernels/models/user/user_model.hpp"
 #include "service/engine/engine.hpp"
@@ -34,13 +35,8 @@
 namespace ukes {
 namespace {
 
+using control_test::run;
 using nlohmann::json;
-
-RunOutcome run(const json& spec) {
-  ExecuteOptions options;
-  options.threads = 2;
-  return execute(parse_run_spec(spec), options);
-}
 
 // |a - b| <= tol (1 + |b|).
 bool near(double a, double b, double tol) { return std::abs(a - b) <= tol * (1.0 + std::abs(b)); }

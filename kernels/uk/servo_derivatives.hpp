@@ -165,6 +165,8 @@ UKES_HD void higher_degree_equations(const Model& model, const CholeskyFactor<T,
   ts.set(1, Dual<T>(T(1)));
   Vec<ServoSeries<T>, n> qs, qds;
   ServoSeries<T> rows[m];
+  T factorial[kMaxRelativeDegree + 1] = {T(1)};
+  for (int k = 1; k <= kMaxRelativeDegree; ++k) factorial[k] = factorial[k - 1] * T(k);
   bool drift_read = false;
   for (int j = 0; j <= n; ++j) {
     // Columns 0 .. n-1; a last pass with no tangent only when no column gave the drift.
@@ -173,8 +175,6 @@ UKES_HD void higher_degree_equations(const Model& model, const CholeskyFactor<T,
     if (j < n && norm2(f) == T(0)) continue;
     drift_series(model, L, q, qd, ts, p_hat, cholesky_solve(L, f), order, qs, qds);
     row_series(model, qs, qds, ts, p_hat, rows);
-    T factorial[kMaxRelativeDegree + 1] = {T(1)};
-    for (int k = 1; k <= kMaxRelativeDegree; ++k) factorial[k] = factorial[k - 1] * T(k);
     for (int i = 0; i < shape.rows(); ++i) {
       if (!has_bit(c.higher_degree_rows, i)) continue;
       const int degree = c.relative_degree[i];

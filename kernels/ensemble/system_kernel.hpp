@@ -68,7 +68,7 @@ class SystemKernel {
   }
 
   // The whole integration of system i, on the method's own instantiation. kServoDerivatives: the
-  // build follows servo rows of a higher relative degree too (the CPU backend's, which includes
+  // build follows servo rows of a higher relative degree too (its translation unit includes
   // kernels/uk/servo_derivatives.hpp; a run without such rows takes the same code either way).
   template <bool kServoDerivatives = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,

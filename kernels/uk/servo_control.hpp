@@ -270,11 +270,11 @@ UKES_HD DynamicsEval<Model, T> evaluate_controlled_dynamics(
 }
 
 // evaluate_controlled_dynamics for a controller with servo rows of a higher relative degree
-// (ControlSettings::higher_degree_rows). kernels/uk/servo_derivatives.hpp defines it, and only the
-// CPU backend includes that header: the GPU's kernels carry none of its code, and the GPU refuses
-// such runs (docs/CONTROL.md, "Limits").
+// (ControlSettings::higher_degree_rows). kernels/uk/servo_derivatives.hpp defines it: the CPU
+// backend and the host emulation compile it ahead of time, the CUDA module only in the kernels it
+// compiles at run time (kernels/backend/device/system_kernels.hpp, FusedSystem).
 template <class Model, class T>
-DynamicsEval<Model, T> evaluate_servo_derivative_dynamics(
+UKES_HD DynamicsEval<Model, T> evaluate_servo_derivative_dynamics(
     const Model& model, const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t, const T* p,
     const T* p_hat, const DynamicsSettings<T>& s, const ControlSettings<T>& c);
 

@@ -20,7 +20,8 @@
 //
 // Every row is a servo row here (the run spec refuses physical rows beside them: the controller's
 // nominal motion would be a UK motion, whose series this does not form), and the robust term is
-// not applied (the spec refuses it). Only the CPU backend includes this header.
+// not applied (the spec refuses it). Device code compiles it only where it is asked for
+// (kernels/backend/device/system_kernels.hpp, FusedSystem's kServoDerivatives).
 #pragma once
 
 #include "kernels/autodiff/taylor.hpp"
@@ -223,7 +224,7 @@ UKES_HD Vec<T, Model::kN> servo_control_with_derivatives(
 }
 
 template <class Model, class T>
-DynamicsEval<Model, T> evaluate_servo_derivative_dynamics(
+UKES_HD DynamicsEval<Model, T> evaluate_servo_derivative_dynamics(
     const Model& model, const Vec<T, Model::kN>& q, const Vec<T, Model::kN>& qd, T t, const T* p,
     const T* p_hat, const DynamicsSettings<T>& s, const ControlSettings<T>& c) {
   if constexpr (kRows<Model> == 0 || !kTakesSeries<Model, T>) {

@@ -790,6 +790,10 @@ void parse_device_ids(const json& j, const ParseOptions& options, RunSpec& rs) {
     if (rs.device_resolved == Device::kGpu && id >= options.gpu_devices)
       fail(element("device_ids", k), "no GPU " + std::to_string(id) + " here (" +
                                          std::to_string(options.gpu_devices) + " found)");
+    const std::vector<int>& allowed = options.gpu_allowed;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), id) == allowed.end())
+      fail(element("device_ids", k),
+           "GPU " + std::to_string(id) + " is not among the server's (ukes-server --devices)");
     ids.push_back(id);
   }
   rs.device_ids = std::move(ids);
@@ -811,11 +815,6 @@ void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
   if (rs.user_model && rs.model->user->bucket > kMaxGpuUserBucket) {
     rs.cpu_reason = "user models with more than " + std::to_string(kMaxGpuUserBucket) +
                     " coordinates or constraint rows run on the CPU only";
-    if (rs.device == Device::kGpu) fail("device", rs.cpu_reason + " (use auto or cpu)");
-    gpu_can_run = false;
-  }
-  if (rs.settings.control.higher_degree_rows != 0) {
-    rs.cpu_reason = "servo rows of a higher relative degree run on the CPU only";
     if (rs.device == Device::kGpu) fail("device", rs.cpu_reason + " (use auto or cpu)");
     gpu_can_run = false;
   }

@@ -101,7 +101,8 @@ struct ParseOptions {
   std::string model_owner;
   bool gpu_available = false;
   std::string gpu_unavailable_reason = "no GPU backend";
-  int gpu_devices = 1;  // the GPUs here (GpuDeviceInfo::device_count), when gpu_available
+  int gpu_devices = 1;           // the GPUs here (GpuDeviceInfo::device_count), when gpu_available
+  std::vector<int> gpu_allowed;  // the GPUs a run may name (a server's --devices); empty: all
   // False: validate only, and leave a generated batch (defaults, sweeps) to batch_slice, so that
   // a spec of 10^7 systems costs its text, not 10^7 systems' inputs (the server's way).
   bool build_batch = true;

@@ -137,6 +137,7 @@ ParseOptions JobManager::parse_options(const std::string& owner) const {
   parse.gpu_available = gpu_ready();
   // Only where the server may use the GPU: --device cpu never loads the module.
   if (parse.gpu_available) parse.gpu_devices = gpu_availability().info.device_count;
+  parse.gpu_allowed = options_.devices;
   parse.gpu_unavailable_reason = options_.device == Device::kCpu
                                      ? "this server runs with --device cpu"
                                      : gpu_availability().reason;

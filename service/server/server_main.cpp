@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -141,6 +142,9 @@ void add_job_options(CLI::App& app, ServerOptions& o, CommandLineValues& v) {
   app.add_option("--device", v.device, "Backend: auto, cpu or gpu")
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
       ->capture_default_str();
+  app.add_option("--devices", o.devices, "The GPUs jobs may use, e.g. 0,2 (default: every one)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, ukes::kMaxGpuDevices - 1));
   app.add_option("--result-ttl-s", o.result_ttl_s, "Finished jobs are dropped this long after")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -184,14 +188,33 @@ std::optional<int> parse_command_line(int argc, char** argv, ServerOptions& o) {
   return std::nullopt;
 }
 
+// --devices against the GPUs found (`found`, 0 when none is usable); false, said on stderr, for
+// a list that names one twice or one that is not here. A valid list restricts this process's GPUs.
+bool restrict_devices(const ServerOptions& o, int found) {
+  for (std::size_t k = 0; k < o.devices.size(); ++k) {
+    const int id = o.devices[k];
+    const char* why = nullptr;
+    if (o.device == ukes::Device::kCpu) why = "--device cpu uses no GPU";
+    if (std::count(o.devices.begin(), o.devices.end(), id) > 1) why = "a GPU is listed twice";
+    if (found > 0 && id >= found) why = "no such GPU here";
+    if (why != nullptr) {
+      std::fprintf(stderr, "ukes-server: --devices: %s (GPU %d; %d found)\n", why, id, found);
+      return false;
+    }
+  }
+  ukes::restrict_gpu_devices(o.devices);
+  return true;
+}
+
 // The one line that says which backend jobs get, and why not the GPU. False when --device gpu
-// finds no usable GPU (said on stderr): the server does not start.
+// finds no usable GPU, or --devices is wrong (said on stderr): the server does not start.
 bool log_backend(const ServerOptions& o) {
   if (o.device == ukes::Device::kCpu) {
     log_event(LogLevel::kInfo, "backend", {{"backend", "cpu"}, {"reason", "--device cpu"}});
-    return true;
+    return restrict_devices(o, 0);
   }
   const ukes::GpuAvailability gpu = ukes::gpu_availability();
+  if (!restrict_devices(o, gpu.available ? gpu.info.device_count : 0)) return false;
   if (gpu.available) {
     log_event(LogLevel::kInfo, "backend",
               {{"backend", "gpu"},

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "service/runspec/model_source.hpp"
 #include "service/runspec/run_spec.hpp"
@@ -36,6 +37,7 @@ struct ServerOptions {
   // auto: the GPU when one is usable, else the CPU; cpu: always the CPU; gpu: the GPU or refuse
   // to start.
   Device device = Device::kAuto;
+  std::vector<int> devices;      // the GPUs jobs may use (module ordinals); empty: every one
   double result_ttl_s = 3600.0;  // finished jobs are dropped this long after they end ...
   double fetched_ttl_s = 300.0;  // ... or this long after a client received the last chunk
   double chunk_target_s = 0.25;  // engine work between progress reports, in seconds

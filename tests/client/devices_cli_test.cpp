@@ -7,9 +7,13 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/client/cli_support.hpp"
+#include "tests/support/server_process.hpp"
 
 namespace ukes {
 namespace {
@@ -124,6 +128,56 @@ TEST_F(GpuDevices, DevicesChooseTheGpus) {
   const Result words = run_ukes(dir_, "run gpu.json --devices first", emulated_gpus(3));
   EXPECT_EQ(words.code, 2) << words.err;
   EXPECT_TRUE(has(words.err, "--devices: give GPU ordinals")) << words.err;
+}
+
+// This process's environment for a server it starts (ServerProcess passes it on): three
+// emulated GPUs, GPU 1 broken from its first run; restored when it goes.
+class EmulatedGpusForServers {
+ public:
+  EmulatedGpusForServers() {
+    for (const auto& [name, value] : kVariables) setenv(name, value.c_str(), 1);
+  }
+  ~EmulatedGpusForServers() {
+    for (const auto& [name, value] : kVariables) unsetenv(name);
+  }
+
+ private:
+  const std::vector<std::pair<const char*, std::string>> kVariables = {
+      {"UKES_DISABLE_GPU", "0"},
+      {"UKES_CUDA_MODULE", UKES_HOST_GPU_MODULE},
+      {"UKES_HOST_GPU_DEVICES", "3"},
+      {"UKES_HOST_GPU_MAX_CHUNK", "64"},
+      {"UKES_HOST_GPU_LOSE_DEVICE", "1"}};
+};
+
+// A server's --devices: its jobs use those GPUs alone (GPU 1, outside them, would break on its
+// first slice), a job naming another is refused, and a list naming a GPU that is not there, or
+// one GPU twice, stops the server at start.
+TEST_F(GpuDevices, AServersDevicesAreTheOnlyGpusItsJobsUse) {
+  const EmulatedGpusForServers gpus;
+  testing::ServerProcess server({"--device", "auto", "--devices", "0,2"});
+  const Result info = run_ukes(dir_, "info --server " + server.address());
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_TRUE(has(info.out, "gpu: 2 x ")) << info.out;
+  const Result r =
+      run_ukes(dir_, "run auto.json --server " + server.address() + " --out s.json --h5 s.h5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(has(server.log_text(), "job_gpu_lost"))
+      << "GPU 1 ran a slice: " << server.log_text();
+  EXPECT_FALSE(has(server.log_text(), "emulated loss")) << server.log_text();
+  expect_one_gpu_results("s");
+  const Result other = run_ukes(dir_, "run auto.json --devices 1 --server " + server.address());
+  EXPECT_EQ(other.code, 2) << other.err;
+  EXPECT_TRUE(has(other.err, "device_ids[0]: GPU 1 is not among the server's")) << other.err;
+
+  for (const char* wrong : {"0,3", "2,2"}) {
+    try {
+      testing::ServerProcess refused({"--device", "auto", "--devices", wrong});
+      ADD_FAILURE() << "--devices " << wrong << " started a server";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(has(e.what(), "ukes-server: --devices: ")) << e.what();
+    }
+  }
 }
 
 #endif  // UKES_HOST_GPU_MODULE

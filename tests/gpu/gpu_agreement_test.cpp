@@ -304,27 +304,35 @@ std::string projection_case_name(const ::testing::TestParamInfo<ProjectionCase>&
 INSTANTIATE_TEST_SUITE_P(Catalogue, GpuProjection, ::testing::ValuesIn(projection_cases()),
                          projection_case_name);
 
+// The controller's settings of most cases here: every row a servo row, with a robust term.
+void robust_control(const ModelInfo& m, Actuation actuation, ControlOptions& c) {
+  c.servo_rows = all_rows_mask(m.rows());
+  c.actuation = actuation;
+  c.gain = 1.0;
+  c.epsilon = 1.0;  // gain / epsilon, the term's stiffness at sigma = 0, well inside RK4's
+}
+
 // Controlled runs (kernels/uk/servo_control.hpp) take the general fused kernel: the plant's
 // parameters varied, the controller's left at the defaults, so that every system tracks with
-// its own error; the GPU matches the CPU as closely as an uncontrolled run.
-void expect_controlled_runs_agree(const ModelInfo& m, Precision precision, Actuation actuation) {
+// its own error; the GPU matches the CPU as closely as an uncontrolled run. `control` sets the
+// controller (rows, actuation, robust term).
+template <class Control>
+void expect_controlled_runs_agree(const ModelInfo& m, Precision precision, Method method,
+                                  Control&& control) {
   const int count = 200;
   Batch batch = varied_batch(m, count);
   const std::vector<double> nominal = m.default_params();
   batch.control_params.resize(nominal.size() * count);
   for (std::size_t k = 0; k < nominal.size(); ++k)
     for (int i = 0; i < count; ++i) batch.control_params[k * count + i] = nominal[k];
-  EnsembleSettings s = settings_for(m, Method::kRk4, precision);
+  EnsembleSettings s = settings_for(m, method, precision);
   s.control.active = true;
-  s.control.servo_rows = all_rows_mask(m.rows());
-  s.control.actuation = actuation;
-  s.control.gain = 1.0;
-  s.control.epsilon = 1.0;  // gain / epsilon, the term's stiffness at sigma = 0, well inside RK4's
+  control(s.control);
   s.gpu_path = GpuPath::kFused;
   BatchResults cpu, gpu;
   run_ensemble_cpu(batch, s, cpu);
   run_ensemble_gpu(batch, s, gpu, {}, false);
-  double tol = tolerance(Method::kRk4, precision);
+  double tol = tolerance(method, precision);
   if (precision == Precision::kFp32) tol = std::max(tol, 4.0 * fp32_error(batch, s, cpu));
   for (int i = 0; i < count; ++i) {
     ASSERT_EQ(gpu.status[i], cpu.status[i]) << "system " << i;
@@ -347,7 +355,9 @@ class GpuControl : public ::testing::TestWithParam<ControlCase> {};
 TEST_P(GpuControl, ControlledRunsMatchTheCpu) {
   SKIP_WITHOUT_GPU();
   const auto& [name, precision] = GetParam();
-  expect_controlled_runs_agree(*find_model(name), precision, Actuation::kFull);
+  const ModelInfo& m = *find_model(name);
+  expect_controlled_runs_agree(m, precision, Method::kRk4,
+                               [&](ControlOptions& c) { robust_control(m, Actuation::kFull, c); });
 }
 
 // scara's definition with an actuation matrix of expressions (docs/CONTROL.md) that depends on
@@ -358,7 +368,41 @@ TEST(GpuControlMatrix, AnActuationMatrixOfExpressionsMatchesTheCpu) {
     ["0.1 * sin(q1)", "1", "0", "0"], ["0", "0", "1", "0"], ["0", "0", "0", "0.5 + m4"]])j");
   const auto model = with_actuation_matrix(*example_model("scara"), matrix, "control.actuation");
   for (const Precision precision : {Precision::kFp64, Precision::kFp32})
-    expect_controlled_runs_agree(*model, precision, Actuation::kMatrix);
+    expect_controlled_runs_agree(*model, precision, Method::kRk4, [&](ControlOptions& c) {
+      robust_control(*model, Actuation::kMatrix, c);
+    });
+}
+
+// Servo rows of a higher relative degree (kernels/uk/servo_derivatives.hpp): the flexible joint's
+// link-velocity row followed through its third derivative by torques on the motors alone, as
+// docs/CONTROL.md's "Relative degree" sets it up, for the built-in and for its definition (a user
+// model), both precisions and both methods. On a CUDA device the kernel is compiled for the model
+// at run time; the host emulation runs the same FusedSystem instantiation.
+TEST(GpuControlRelativeDegree, MotorTorquesThroughTheSpringsMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const ModelInfo& built_in = *find_model("flexible_joint");
+  const auto definition = example_model("flexible_joint");
+  const auto motors = [&](ControlOptions& c) {
+    c.servo_rows = all_rows_mask(built_in.rows());
+    c.actuation = Actuation::kCoordinates;
+    c.actuated = 0;
+    for (const char* motor : {"m1ang", "m2ang"}) {
+      const auto& names = built_in.coordinates;
+      const auto at = std::find(names.begin(), names.end(), motor) - names.begin();
+      ASSERT_LT(at, static_cast<std::ptrdiff_t>(names.size())) << motor;
+      c.actuated |= std::uint64_t{1} << at;
+    }
+    c.higher_degree_rows = 1;
+    c.relative_degree[0] = 3;
+  };
+  for (const ModelInfo* m : {&built_in, definition.get()})
+    for (const Precision precision : {Precision::kFp64, Precision::kFp32})
+      for (const Method method : {Method::kRk4, Method::kDopri5}) {
+        SCOPED_TRACE(std::string(m->user ? "definition " : "built-in ") +
+                     (precision == Precision::kFp64 ? "FP64 " : "FP32 ") +
+                     (method == Method::kRk4 ? "RK4" : "DOPRI5"));
+        expect_controlled_runs_agree(*m, precision, method, motors);
+      }
 }
 
 std::string control_case_name(const ::testing::TestParamInfo<ControlCase>& info) {

@@ -192,7 +192,7 @@ TEST_F(KernelCacheTest, ASecondCompileOfTheSameKernelIsALoad) {
   spec.bucket = model->user->bucket;
   spec.host_size = sizeof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
   spec.host_align = alignof(FusedSystem<UserModel<4>, double, Method::kRk4, false>);
-  const FusedSource source = fused_source(model->user->program, spec);
+  const FusedSource source = fused_source(&model->user->program, spec);
 
   const CompiledKernel first = compile_kernel(source, 90);
   const CompiledKernel second = compile_kernel(source, 90);

@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "example_segments.hpp"  // UKES_EXAMPLE_SEGMENTS: the example models
 #include "kernels/backend/cuda/jit/nvrtc_compiler.hpp"
 #include "kernels/backend/device/system_kernels.hpp"
+#include "kernels/models/catalogue.hpp"
 #include "kernels/models/user/buckets.hpp"
 #include "tests/support/example_models.hpp"
 
@@ -30,10 +32,11 @@ struct Variant {
 
 // The committed row of the interpreted kernel with this bucket and variant: {registers, stack}.
 std::vector<int> interpreted_row(int bucket, const Variant& v) {
-  const std::string kernel =
-      "void ukes::cuda::system_kernel<ukes::FusedSystem<ukes::UserModel<" + std::to_string(bucket) +
-      ", ukes::InterpretedSegments>, " + (v.fp64 ? "double" : "float") + ", (ukes::Method)" +
-      std::to_string(static_cast<int>(v.method)) + ", " + (v.general ? "true" : "false") + "> >(";
+  const std::string kernel = "void ukes::cuda::system_kernel<ukes::FusedSystem<ukes::UserModel<" +
+                             std::to_string(bucket) + ", ukes::InterpretedSegments>, " +
+                             (v.fp64 ? "double" : "float") + ", (ukes::Method)" +
+                             std::to_string(static_cast<int>(v.method)) + ", " +
+                             (v.general ? "true" : "false") + ", false> >(";
   std::ifstream table(std::string(UKES_SOURCE_DIR) + "/benchmarks/kernel_resources.tsv");
   std::string line;
   while (std::getline(table, line)) {
@@ -66,7 +69,7 @@ TEST_P(NvrtcCompile, GeneratedKernelCompilesSmallerThanTheInterpreted) {
     }
     jit::CompiledKernel kernel;
     try {
-      kernel = jit::compile_kernel(jit::fused_source(model->user->program, spec), 90);
+      kernel = jit::compile_kernel(jit::fused_source(&model->user->program, spec), 90);
     } catch (const jit::JitError& e) {
       FAIL() << e.what();
     }
@@ -93,6 +96,63 @@ std::vector<std::string> example_names() {
 
 INSTANTIATE_TEST_SUITE_P(ExampleModels, NvrtcCompile, ::testing::ValuesIn(example_names()),
                          [](const auto& param_info) { return param_info.param; });
+
+// The kernel that follows servo rows of a higher relative degree exists only as compiled at run
+// time (kernels/backend/device/system_kernels.hpp): for a built-in, by its header, and for a user
+// model, from its program. ptxas's figures are printed (docs/CONTROL.md quotes them). Two of the
+// four variants (about 20 s of NVRTC each here): the built-in in FP64, the definition in FP32.
+TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinition) {
+  const auto definition = example_model("flexible_joint");
+  const int bucket = gpu_user_bucket_for(definition->user->bucket);
+  for (const bool built_in : {true, false}) {
+    {
+      const bool fp64 = built_in;
+      jit::FusedKernelSpec spec;
+      if (built_in) {
+        spec.model = "flexible_joint";
+      } else {
+        spec.bucket = bucket;
+      }
+      spec.fp64 = fp64;
+      spec.method = fp64 ? Method::kDopri5 : Method::kRk4;
+      spec.general = spec.servo_derivatives = true;
+      const auto sizes = [&]<class Model, class T>() {
+        spec.host_size = sizeof(FusedSystem<Model, T, Method::kRk4, true, true>);
+        spec.host_align = alignof(FusedSystem<Model, T, Method::kRk4, true, true>);
+      };
+      if (fp64) {
+        sizes.template operator()<models::FlexibleJoint, double>();
+      } else {
+        sizes.template operator()<models::FlexibleJoint, float>();
+      }
+      jit::CompiledKernel kernel;
+      try {
+        kernel = jit::compile_kernel(
+            jit::fused_source(built_in ? nullptr : &definition->user->program, spec), 90);
+      } catch (const jit::JitError& e) {
+        FAIL() << e.what();
+      }
+      EXPECT_FALSE(kernel.cubin.empty());
+      const jit::KernelResources& r = kernel.resources;
+      std::printf(
+          "flexible_joint %s %s %s, servo derivatives: %d registers, %d B stack, %d/%d B spill "
+          "stores/loads, compiled in %.1f s\n",
+          built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
+          fp64 ? "FP64" : "FP32", fp64 ? "DOPRI5" : "RK4", r.registers, r.stack, r.spill_stores,
+          r.spill_loads, kernel.compile_s);
+      EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
+    }
+  }
+}
+
+TEST(NvrtcServoDerivatives, ASpecNamingNoModelIsRefused) {
+  jit::FusedKernelSpec spec;
+  spec.model = "no_such_model";
+  EXPECT_THROW(jit::fused_source(nullptr, spec), std::invalid_argument);
+  spec.model.clear();
+  spec.bucket = 4;
+  EXPECT_THROW(jit::fused_source(nullptr, spec), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace ukes

@@ -30,7 +30,7 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
         if (stop_requested(settings.cancel)) {
           out.status[i] = static_cast<std::int32_t>(Status::kCancelled);
         } else {
-          // The CPU alone follows servo rows of a higher relative degree (for now).
+          // Servo rows of a higher relative degree are followed for every model with series.
           SystemKernel<Model, T>::template run<kTakesSeries<Model, T>>(in, settings, i, out);
         }
       }

@@ -98,7 +98,7 @@ CompiledKernel::~CompiledKernel() {
   if (library != nullptr) cudaLibraryUnload(library);
 }
 
-std::shared_ptr<const CompiledKernel> compiled_fused_kernel(const UserModelProgram& program,
+std::shared_ptr<const CompiledKernel> compiled_fused_kernel(const UserModelProgram* program,
                                                             const jit::FusedKernelSpec& spec,
                                                             const CancelFlag* cancel,
                                                             std::string* why) {

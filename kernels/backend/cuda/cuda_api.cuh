@@ -92,11 +92,12 @@ struct CudaApi {
     cuda::system_kernel<<<blocks, kFusedBlockThreads, 0, stream.get()>>>(count, kernel);
     cuda::check_launch("system_kernel");
   }
-  // A user model's fused kernel compiled at run time (compiled_kernels.cuh), for the kernel
-  // object type Kernel = FusedSystem<UserModel<K>, T, method, general>, whose bytes it takes.
+  // A fused kernel compiled at run time (compiled_kernels.cuh), for the kernel object type
+  // Kernel = FusedSystem<Model, T, ...>, whose bytes it takes; `program` is a user model's (null
+  // for a built-in).
   using CompiledKernel = cuda::CompiledKernel;
   template <class Kernel>
-  static std::shared_ptr<const CompiledKernel> compile(const UserModelProgram& program,
+  static std::shared_ptr<const CompiledKernel> compile(const UserModelProgram* program,
                                                        const CancelFlag* cancel, std::string* why) {
     return cuda::compiled_fused_kernel(program, cuda::FusedSpecOf<Kernel>::get(), cancel, why);
   }

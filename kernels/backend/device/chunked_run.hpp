@@ -18,6 +18,8 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -75,7 +77,9 @@ class ChunkedRun {
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
-    if constexpr (BucketModel<Model> && CompilesKernels<Api>) compile_fused();
+    if constexpr (CompilesKernels<Api>) {
+      if (BucketModel<Model> || servo_derivatives()) compile_fused();
+    }
     report_.path = path_;
     report_.context_reused = context_.reused();
   }
@@ -208,6 +212,12 @@ class ChunkedRun {
 
   // Whether the run needs the general fused kernel: with the step projection or control.
   bool general() const { return settings_.projection || settings_.control.active; }
+  // Whether its controller differentiates servo rows of a higher relative degree
+  // (kernels/uk/servo_derivatives.hpp): a kernel that an API which compiles kernels at run time
+  // has only as compiled for the model (FusedSystem, system_kernels.hpp).
+  bool servo_derivatives() const {
+    return settings_.control.active && settings_.control.higher_degree_rows != 0;
+  }
 
   // The fused kernel of method kMethod; without the step projection's and the controller's code
   // and arrays when the run needs neither (a smaller frame: benchmarks/perf_model/README.md,
@@ -215,7 +225,9 @@ class ChunkedRun {
   template <Method kMethod>
   void launch_fused(Stream& stream, int count, const BatchInputView& in,
                     const BatchOutputView& out) {
-    if (general()) {
+    if (servo_derivatives()) {
+      launch_fused(stream, count, FusedSystem<Model, T, kMethod, true, true>{in, settings_, out});
+    } else if (general()) {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
     } else {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
@@ -223,23 +235,34 @@ class ChunkedRun {
   }
   template <class Kernel>
   void launch_fused(Stream& stream, int count, const Kernel& kernel) {
-    if constexpr (BucketModel<Model> && CompilesKernels<Api>) {
+    if constexpr (CompilesKernels<Api>) {
       if (compiled_) {
         Api::launch_compiled(stream, count, *compiled_, kernel);
         return;
       }
+      // compile_fused threw when it got none: no ahead-of-time code to fall back on.
+      if constexpr (Kernel::kFollowsServoDerivatives) {
+        throw std::logic_error("no compiled kernel for servo derivatives");
+      } else {
+        Api::launch_systems(stream, count, kernel);
+      }
+    } else {
+      Api::launch_systems(stream, count, kernel);
     }
-    Api::launch_systems(stream, count, kernel);
   }
 
-  // A user model's fused kernel compiled for it at run time (CompilesKernels, device_api.hpp),
-  // for this run's method and general() option; without one the bucket's interpreted kernel
-  // runs. The report says which, and why.
+  // The fused kernel compiled for the model at run time (CompilesKernels, device_api.hpp), for
+  // this run's method and options: a user model's (without one the bucket's interpreted kernel
+  // runs; the report says which, and why), or any model's that follows servo derivatives (without
+  // one the run fails, saying why).
   void compile_fused() {
     std::string why;
-    const UserModelProgram& program = *req_.input.program;
+    const UserModelProgram* program = BucketModel<Model> ? req_.input.program : nullptr;
     const CancelFlag* cancel = req_.settings->cancel;
     const auto compile = [&]<Method kMethod>() {
+      if (servo_derivatives())
+        return Api::template compile<FusedSystem<Model, T, kMethod, true, true>>(program, cancel,
+                                                                                 &why);
       return general() ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(program,
                                                                                      cancel, &why)
                        : Api::template compile<FusedSystem<Model, T, kMethod, false>>(program,
@@ -247,6 +270,12 @@ class ChunkedRun {
     };
     compiled_ = settings_.method == Method::kRk4 ? compile.template operator()<Method::kRk4>()
                                                  : compile.template operator()<Method::kDopri5>();
+    // (A run cancelled while NVRTC worked launches nothing: run() checks before each chunk.)
+    if (!compiled_ && servo_derivatives() && !(cancel != nullptr && cancel->requested()))
+      throw std::runtime_error(
+          "servo rows of a higher relative degree run on this GPU only in a kernel compiled for "
+          "the model at run time, and there is none: " +
+          why);
     report_.kernel = compiled_ ? compiled_->description
                                : "the interpreter of bucket " + std::to_string(Model::kN) +
                                      " (no compiled kernel: " + why + ")";

@@ -25,9 +25,10 @@
 //   run_staged<Model, T>(in, settings, out, stream, solver, cancel)   the staged path, blocking
 //   statistics(ThrustStatisticsInput, stream, failed_ids)            after the queued work
 // and, where the API can compile kernels at run time (CUDA's, through NVRTC; CompilesKernels):
-//   CompiledKernel                            a kernel compiled for one user model
+//   CompiledKernel                            a kernel compiled for one model
 //   compile<Kernel>(program, cancel, &why)    shared_ptr to it, or null with the reason (a
-//                                             cancelled run stops waiting for the compiler)
+//                                             cancelled run stops waiting for the compiler);
+//                                             program: a user model's, null for a built-in
 //   launch_compiled(stream, count, compiled, kernel)   as launch_systems, on the compiled kernel
 // Every failure throws std::runtime_error naming the call.
 #pragma once

@@ -5,6 +5,11 @@
 // backend's code and numbers (SystemKernel::run), one kernel per method, so that each holds one
 // method's stage storage and one inlined right-hand side, and general or not (kGeneral): runs
 // without the step projection and without control hold none of their code and arrays.
+// kServoDerivatives (with kGeneral): the controller follows servo rows of a higher relative
+// degree through Taylor series (kernels/uk/servo_derivatives.hpp, which a translation unit that
+// instantiates it includes). The CUDA module compiles that instantiation only at run time, for
+// the run's model (kernels/backend/cuda/jit/): its series code would make every model's
+// ahead-of-time build several times longer. The host emulation compiles it ahead of time.
 //
 // WarpSystem, the warp path (GpuPath::kWarp, only when a spec asks for it: launch_policy.hpp says
 // why): a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
@@ -19,14 +24,18 @@
 
 namespace ukes {
 
-template <class Model, class T, Method kMethod, bool kGeneral>
+template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives = false>
 struct FusedSystem {
+  static_assert(kGeneral || !kServoDerivatives, "the controller's code is the general kernel's");
+  static constexpr bool kFollowsServoDerivatives = kServoDerivatives;
+
   BatchInputView in;
   RunSettings<T> settings;
   BatchOutputView out;
 
   UKES_HD void operator()(int i) const {
-    SystemKernel<Model, T>::template run<kMethod, kGeneral>(in, settings, i, out);
+    SystemKernel<Model, T>::template run<kMethod, kGeneral, kServoDerivatives>(in, settings, i,
+                                                                               out);
   }
 };
 

@@ -157,12 +157,23 @@ int module_devices(const LoadedModule& loaded) {
 
 }  // namespace
 
+std::vector<int>& allowed_devices() {
+  static std::vector<int> allowed;  // set before any run (restrict_gpu_devices), then only read
+  return allowed;
+}
+
+void restrict_gpu_devices(std::vector<int> devices) { allowed_devices() = std::move(devices); }
+
 std::vector<int> usable_gpu_devices() {
   const LoadedModule& loaded = loaded_module();
+  const std::vector<int>& allowed = allowed_devices();
   std::vector<int> devices;
   if (!loaded.availability.available) return devices;
-  for (int d = 0; d < module_devices(loaded); ++d)
-    if (!lost_devices().lost(d)) devices.push_back(d);
+  for (int d = 0; d < module_devices(loaded); ++d) {
+    const bool may =
+        allowed.empty() || std::find(allowed.begin(), allowed.end(), d) != allowed.end();
+    if (may && !lost_devices().lost(d)) devices.push_back(d);
+  }
   return devices;
 }
 
@@ -186,8 +197,6 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
                                 std::to_string(module_devices(loaded)) + " found)");
   if (lost_devices().lost(device)) throw GpuUnusableError(lost_devices().reason(device));
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
-  if (s.control.active && s.control.higher_degree_rows != 0)  // docs/CONTROL.md, "Limits"
-    throw std::invalid_argument("servo rows of a higher relative degree run on the CPU only");
   results.allocate(batch, s.samples, traj_ids);
   results.backend = "gpu";
   GpuRunRequest request;

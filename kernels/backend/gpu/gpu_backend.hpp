@@ -28,8 +28,13 @@ struct GpuAvailability {
 // error as the reason. info.device_count: the devices the module found.
 GpuAvailability gpu_availability();
 
-// The module's devices not lost so far, ascending; empty when the GPU is unavailable.
+// The module's devices not lost so far, ascending, among those restrict_gpu_devices allowed;
+// empty when the GPU is unavailable.
 std::vector<int> usable_gpu_devices();
+
+// Lets this process use only `devices` (module ordinals; a server's --devices): the others are
+// neither listed nor counted as usable. Call at start, before any run; empty allows every one.
+void restrict_gpu_devices(std::vector<int> devices);
 
 // Thrown by run_ensemble_gpu when the GPU cannot run anything any more (see above); the run that
 // saw it is incomplete, and `auto` runs may go on on the CPU.

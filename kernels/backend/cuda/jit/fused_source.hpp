@@ -1,12 +1,14 @@
-// The translation unit NVRTC compiles for one user model (kernels/backend/cuda/jit/
-// nvrtc_compiler.hpp): the model's segments as code (codegen.hpp) in UserModel<K, Segments>,
-// which takes the model's own sizes (K, its bucket, only names it), and the fused kernel of
-// kernels/backend/cuda/system_kernel.cuh over it, for one precision, method and kGeneral
-// option: the kernel nvcc builds for a built-in model.
+// The translation unit NVRTC compiles for one model (kernels/backend/cuda/jit/nvrtc_compiler.hpp):
+// the fused kernel of kernels/backend/cuda/system_kernel.cuh over it, for one precision, method
+// and set of options, the kernel nvcc builds for a built-in model. A user model's segments are
+// written as code (codegen.hpp) in UserModel<K, Segments>, which takes the model's own sizes (K,
+// its bucket, only names it); a built-in is included by its header (kernels/models/catalogue.hpp),
+// for the kernels the module has no ahead-of-time code for (servo derivatives,
+// kernels/backend/device/system_kernels.hpp).
 //
-// Host code builds FusedSystem<UserModel<K>, T, method, general> (the interpreter's) and
-// passes its bytes to this kernel: FusedSystem's members (batch views and settings) do not
-// depend on the model type, and the source asserts that both have one size and alignment.
+// Host code builds FusedSystem<UserModel<K>, T, ...> (the interpreter's) or FusedSystem<Model, T,
+// ...> and passes its bytes to this kernel: FusedSystem's members (batch views and settings) do
+// not depend on the model type, and the source asserts that both have one size and alignment.
 #pragma once
 
 #include <cstddef>
@@ -18,11 +20,13 @@
 namespace ukes::jit {
 
 struct FusedKernelSpec {
-  int bucket = 0;  // UserModel<bucket>
+  int bucket = 0;     // UserModel<bucket> for a user model; 0 for a built-in
+  std::string model;  // a built-in's name (its kName), when bucket is 0
   bool fp64 = true;
   Method method = Method::kRk4;
   bool general = false;  // FusedSystem's kGeneral: step projection and control compiled in
-  std::size_t host_size = 0, host_align = 0;  // the interpreter's FusedSystem, as the host has it
+  bool servo_derivatives = false;             // FusedSystem's kServoDerivatives (with general)
+  std::size_t host_size = 0, host_align = 0;  // the FusedSystem the host passes
 };
 
 struct FusedSource {
@@ -30,6 +34,8 @@ struct FusedSource {
   std::string name_expression;  // the kernel, for nvrtcAddNameExpression
 };
 
-FusedSource fused_source(const UserModelProgram& program, const FusedKernelSpec& spec);
+// Throws std::invalid_argument for a spec that names no model: a user model's without `program`,
+// or a built-in not in the catalogue.
+FusedSource fused_source(const UserModelProgram* program, const FusedKernelSpec& spec);
 
 }  // namespace ukes::jit

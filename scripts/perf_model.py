@@ -79,7 +79,7 @@ def fused_resources() -> dict:
     """The plain fused FP64 RK4 kernel ((ukes::Method)0): runs without the step projection and
     without control (the default)."""
     return kernel_resources(r"void ukes::cuda::system_kernel<ukes::FusedSystem<"
-                            r"ukes::models::(\w+), double, \(ukes::Method\)0, false> ?>")
+                            r"ukes::models::(\w+), double, \(ukes::Method\)0, false, false> ?>")
 
 
 def warp_resources() -> dict:

@@ -315,10 +315,10 @@ void robust_control(const ModelInfo& m, Actuation actuation, ControlOptions& c) 
 // Controlled runs (kernels/uk/servo_control.hpp) take the general fused kernel: the plant's
 // parameters varied, the controller's left at the defaults, so that every system tracks with
 // its own error; the GPU matches the CPU as closely as an uncontrolled run. `control` sets the
-// controller (rows, actuation, robust term).
+// controller (rows, actuation, robust term); `report`, when given, gets the GPU's report.
 template <class Control>
 void expect_controlled_runs_agree(const ModelInfo& m, Precision precision, Method method,
-                                  Control&& control) {
+                                  Control&& control, GpuRunReport* report = nullptr) {
   const int count = 200;
   Batch batch = varied_batch(m, count);
   const std::vector<double> nominal = m.default_params();
@@ -331,7 +331,8 @@ void expect_controlled_runs_agree(const ModelInfo& m, Precision precision, Metho
   s.gpu_path = GpuPath::kFused;
   BatchResults cpu, gpu;
   run_ensemble_cpu(batch, s, cpu);
-  run_ensemble_gpu(batch, s, gpu, {}, false);
+  const GpuRunReport gpu_report = run_ensemble_gpu(batch, s, gpu, {}, false);
+  if (report != nullptr) *report = gpu_report;
   double tol = tolerance(method, precision);
   if (precision == Precision::kFp32) tol = std::max(tol, 4.0 * fp32_error(batch, s, cpu));
   for (int i = 0; i < count; ++i) {
@@ -377,7 +378,8 @@ TEST(GpuControlMatrix, AnActuationMatrixOfExpressionsMatchesTheCpu) {
 // link-velocity row followed through its third derivative by torques on the motors alone, as
 // docs/CONTROL.md's "Relative degree" sets it up, for the built-in and for its definition (a user
 // model), both precisions and both methods. On a CUDA device the kernel is compiled for the model
-// at run time; the host emulation runs the same FusedSystem instantiation.
+// at run time, and the report says so; the host emulation runs the same FusedSystem
+// instantiation, compiled ahead of time.
 TEST(GpuControlRelativeDegree, MotorTorquesThroughTheSpringsMatchTheCpu) {
   SKIP_WITHOUT_GPU();
   const ModelInfo& built_in = *find_model("flexible_joint");
@@ -401,7 +403,13 @@ TEST(GpuControlRelativeDegree, MotorTorquesThroughTheSpringsMatchTheCpu) {
         SCOPED_TRACE(std::string(m->user ? "definition " : "built-in ") +
                      (precision == Precision::kFp64 ? "FP64 " : "FP32 ") +
                      (method == Method::kRk4 ? "RK4" : "DOPRI5"));
-        expect_controlled_runs_agree(*m, precision, method, motors);
+        GpuRunReport report;
+        expect_controlled_runs_agree(*m, precision, method, motors, &report);
+        if (testing::emulated_gpu()) {
+          EXPECT_TRUE(report.kernel.empty()) << report.kernel;
+        } else {
+          EXPECT_EQ(report.kernel.rfind("compiled for the model", 0), 0u) << report.kernel;
+        }
       }
 }
 

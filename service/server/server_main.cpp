@@ -191,10 +191,12 @@ std::optional<int> parse_command_line(int argc, char** argv, ServerOptions& o) {
 // --devices against the GPUs found (`found`, 0 when none is usable); false, said on stderr, for
 // a list that names one twice or one that is not here. A valid list restricts this process's GPUs.
 bool restrict_devices(const ServerOptions& o, int found) {
-  for (std::size_t k = 0; k < o.devices.size(); ++k) {
-    const int id = o.devices[k];
+  if (o.device == ukes::Device::kCpu && !o.devices.empty()) {
+    std::fprintf(stderr, "ukes-server: --devices: --device cpu uses no GPU\n");
+    return false;
+  }
+  for (const int id : o.devices) {
     const char* why = nullptr;
-    if (o.device == ukes::Device::kCpu) why = "--device cpu uses no GPU";
     if (std::count(o.devices.begin(), o.devices.end(), id) > 1) why = "a GPU is listed twice";
     if (found > 0 && id >= found) why = "no such GPU here";
     if (why != nullptr) {

@@ -155,12 +155,12 @@ int module_devices(const LoadedModule& loaded) {
   return std::clamp(loaded.availability.info.device_count, 1, LostDevices::kCapacity);
 }
 
-}  // namespace
-
 std::vector<int>& allowed_devices() {
   static std::vector<int> allowed;  // set before any run (restrict_gpu_devices), then only read
   return allowed;
 }
+
+}  // namespace
 
 void restrict_gpu_devices(std::vector<int> devices) { allowed_devices() = std::move(devices); }
 

@@ -135,14 +135,14 @@ TEST_F(GpuDevices, DevicesChooseTheGpus) {
 class EmulatedGpusForServers {
  public:
   EmulatedGpusForServers() {
-    for (const auto& [name, value] : kVariables) setenv(name, value.c_str(), 1);
+    for (const auto& [name, value] : variables_) setenv(name, value.c_str(), 1);
   }
   ~EmulatedGpusForServers() {
-    for (const auto& [name, value] : kVariables) unsetenv(name);
+    for (const auto& [name, value] : variables_) unsetenv(name);
   }
 
  private:
-  const std::vector<std::pair<const char*, std::string>> kVariables = {
+  const std::vector<std::pair<const char*, std::string>> variables_ = {
       {"UKES_DISABLE_GPU", "0"},
       {"UKES_CUDA_MODULE", UKES_HOST_GPU_MODULE},
       {"UKES_HOST_GPU_DEVICES", "3"},

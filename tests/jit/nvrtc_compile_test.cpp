@@ -104,44 +104,38 @@ INSTANTIATE_TEST_SUITE_P(ExampleModels, NvrtcCompile, ::testing::ValuesIn(exampl
 TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinition) {
   const auto definition = example_model("flexible_joint");
   const int bucket = gpu_user_bucket_for(definition->user->bucket);
+  // The kernel object the host would pass, for each variant compiled here.
+  using Fp64Kernel = FusedSystem<models::FlexibleJoint, double, Method::kDopri5, true, true>;
+  using Fp32Kernel = FusedSystem<models::FlexibleJoint, float, Method::kRk4, true, true>;
   for (const bool built_in : {true, false}) {
-    {
-      const bool fp64 = built_in;
-      jit::FusedKernelSpec spec;
-      if (built_in) {
-        spec.model = "flexible_joint";
-      } else {
-        spec.bucket = bucket;
-      }
-      spec.fp64 = fp64;
-      spec.method = fp64 ? Method::kDopri5 : Method::kRk4;
-      spec.general = spec.servo_derivatives = true;
-      const auto sizes = [&]<class Model, class T>() {
-        spec.host_size = sizeof(FusedSystem<Model, T, Method::kRk4, true, true>);
-        spec.host_align = alignof(FusedSystem<Model, T, Method::kRk4, true, true>);
-      };
-      if (fp64) {
-        sizes.template operator()<models::FlexibleJoint, double>();
-      } else {
-        sizes.template operator()<models::FlexibleJoint, float>();
-      }
-      jit::CompiledKernel kernel;
-      try {
-        kernel = jit::compile_kernel(
-            jit::fused_source(built_in ? nullptr : &definition->user->program, spec), 90);
-      } catch (const jit::JitError& e) {
-        FAIL() << e.what();
-      }
-      EXPECT_FALSE(kernel.cubin.empty());
-      const jit::KernelResources& r = kernel.resources;
-      std::printf(
-          "flexible_joint %s %s %s, servo derivatives: %d registers, %d B stack, %d/%d B spill "
-          "stores/loads, compiled in %.1f s\n",
-          built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
-          fp64 ? "FP64" : "FP32", fp64 ? "DOPRI5" : "RK4", r.registers, r.stack, r.spill_stores,
-          r.spill_loads, kernel.compile_s);
-      EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
+    const bool fp64 = built_in;  // the built-in in FP64 DOPRI5, the definition in FP32 RK4
+    jit::FusedKernelSpec spec;
+    if (built_in) {
+      spec.model = "flexible_joint";
+    } else {
+      spec.bucket = bucket;
     }
+    spec.fp64 = fp64;
+    spec.method = fp64 ? Method::kDopri5 : Method::kRk4;
+    spec.general = spec.servo_derivatives = true;
+    spec.host_size = fp64 ? sizeof(Fp64Kernel) : sizeof(Fp32Kernel);
+    spec.host_align = fp64 ? alignof(Fp64Kernel) : alignof(Fp32Kernel);
+    jit::CompiledKernel kernel;
+    try {
+      kernel = jit::compile_kernel(
+          jit::fused_source(built_in ? nullptr : &definition->user->program, spec), 90);
+    } catch (const jit::JitError& e) {
+      FAIL() << e.what();
+    }
+    EXPECT_FALSE(kernel.cubin.empty());
+    const jit::KernelResources& r = kernel.resources;
+    std::printf(
+        "flexible_joint %s %s %s, servo derivatives: %d registers, %d B stack, %d/%d B spill "
+        "stores/loads, compiled in %.1f s\n",
+        built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
+        fp64 ? "FP64" : "FP32", fp64 ? "DOPRI5" : "RK4", r.registers, r.stack, r.spill_stores,
+        r.spill_loads, kernel.compile_s);
+    EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
   }
 }
 

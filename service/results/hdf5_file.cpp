@@ -3,15 +3,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "kernels/ensemble/ensemble.hpp"
 #include "service/engine/version.hpp"
+#include "service/results/on_threads.hpp"
 #include "service/runspec/model_source.hpp"
 
 namespace ukes::hdf5 {
@@ -93,31 +90,6 @@ std::vector<unsigned char> encode_chunk(const unsigned char* values, std::size_t
   return packed;
 }
 
-// Runs encode(k) for k in [0, count) on this machine's threads.
-template <class F>
-void on_threads(std::size_t count, const F& encode) {
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
-                                                      std::max<std::size_t>(1, count));
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  const auto work = [&] {
-    for (std::size_t k = next++; k < count; k = next++) {
-      try {
-        encode(k);
-      } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
 
 Handle column_dataset(hid_t loc, const char* name, hid_t file_type, std::size_t element_size,
@@ -157,8 +129,6 @@ Handle column_dataset(hid_t loc, const char* name, hid_t file_type, std::size_t 
   }
   return d;
 }
-
-namespace {}  // namespace
 
 Handle create_file(const std::string& path) {
   return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,

@@ -14,7 +14,14 @@
 
 namespace ukes {
 
-enum class Method : int { kRk4 = 0, kDopri5 = 1 };
+// The integration methods, with their names in run specs (docs/RUNSPEC.md): RK4 at a fixed step,
+// DOPRI5 adaptive, and the stiff method, RODAS4 (kernels/integrators/rosenbrock.hpp), which
+// StiffSystem integrates (kernels/ensemble/stiff_system.hpp) on the CPU and in the GPU's fused
+// kernel.
+#define UKES_METHODS(X) X(kRk4, "rk4") X(kDopri5, "dopri5") X(kRosenbrock, "rosenbrock")
+#define UKES_METHOD_ENUMERATOR(id, name) id,
+enum class Method : int { UKES_METHODS(UKES_METHOD_ENUMERATOR) };
+#undef UKES_METHOD_ENUMERATOR
 
 enum class Status : int {
   kOk = 0,

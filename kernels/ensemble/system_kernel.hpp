@@ -15,6 +15,11 @@
 // A controlled run (s.control.active) evaluates the controller's model at every right-hand side
 // (kernels/uk/servo_control.hpp) with the system's controller parameters p_hat_.
 //
+// The stiff method (Method::kRosenbrock) wants a Jacobian as well as right-hand sides, so it is a
+// loop of its own, StiffSystem (kernels/ensemble/stiff_system.hpp), driving this state with this
+// class's loading, step acceptance, projection, sampling and statistics; run() and take() here
+// integrate RK4 and DOPRI5.
+//
 // Invariant between steps: (t, x) is an accepted state and k = f(t, x). Statistics are maxima over
 // all accepted states, the initial one included, kept in the output arrays as they grow. Steps end
 // exactly on the K sample times, so results do not depend on which systems record trajectories.
@@ -28,7 +33,12 @@
 namespace ukes {
 
 template <class Model, class T>
+class StiffSystem;
+
+template <class Model, class T>
 class SystemKernel {
+  friend class StiffSystem<Model, T>;
+
  public:
   static constexpr int kN = Model::kN;
   static constexpr int kD = 2 * kN;  // first-order state x = (q, qd)
@@ -67,9 +77,10 @@ class SystemKernel {
     }
   }
 
-  // The whole integration of system i, on the method's own instantiation. kServoDerivatives: the
-  // build follows servo rows of a higher relative degree too (its translation unit includes
-  // kernels/uk/servo_derivatives.hpp; a run without such rows takes the same code either way).
+  // The whole integration of system i (RK4 or DOPRI5), on the method's own instantiation.
+  // kServoDerivatives: the build follows servo rows of a higher relative degree too (its
+  // translation unit includes kernels/uk/servo_derivatives.hpp; a run without such rows takes the
+  // same code either way).
   template <bool kServoDerivatives = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {

@@ -15,6 +15,17 @@ struct DynamicsSettings {
   T rank_rtol = T(-1);  // < 0: the pseudoinverse's default, max(m, n) eps
 };
 
+// The same settings in scalar S (a right-hand side evaluated on duals,
+// kernels/uk/dynamics_jacobian.hpp).
+template <class S, class T>
+UKES_HD DynamicsSettings<S> settings_in(const DynamicsSettings<T>& s) {
+  DynamicsSettings<S> r;
+  r.alpha = S(s.alpha);
+  r.beta = S(s.beta);
+  r.rank_rtol = S(s.rank_rtol);
+  return r;
+}
+
 template <class Model, class T>
 struct DynamicsEval {
   static constexpr int kN = Model::kN;

@@ -43,6 +43,22 @@ struct ControlSettings {
   std::uint8_t relative_degree[kMaxControlRows] = {};
 };
 
+// The same settings in scalar S (a right-hand side evaluated on duals,
+// kernels/uk/dynamics_jacobian.hpp).
+template <class S, class T>
+UKES_HD ControlSettings<S> settings_in(const ControlSettings<T>& c) {
+  ControlSettings<S> r;
+  r.active = c.active;
+  r.servo_rows = c.servo_rows;
+  r.actuation = c.actuation;
+  r.actuated = c.actuated;
+  r.gain = S(c.gain);
+  r.epsilon = S(c.epsilon);
+  r.higher_degree_rows = c.higher_degree_rows;
+  for (int k = 0; k < kMaxControlRows; ++k) r.relative_degree[k] = c.relative_degree[k];
+  return r;
+}
+
 UKES_HD UKES_INLINE bool has_bit(std::uint64_t mask, int k) {
   return k < kMaxControlRows && ((mask >> k) & 1u) != 0;
 }

@@ -28,7 +28,13 @@ SpecError::SpecError(std::string field, std::string reason, Printable)
       field_(std::move(field)),
       reason_(std::move(reason)) {}
 
-const char* method_name(Method m) { return m == Method::kRk4 ? "rk4" : "dopri5"; }
+const char* method_name(Method m) {
+#define UKES_METHOD_NAME(id, name) \
+  if (m == Method::id) return name;
+  UKES_METHODS(UKES_METHOD_NAME)
+#undef UKES_METHOD_NAME
+  return "?";
+}
 
 const char* precision_name(Precision p) { return p == Precision::kFp32 ? "fp32" : "fp64"; }
 
@@ -559,8 +565,10 @@ bool read_integrator(const json& in, EnsembleSettings& s) {
   require_object(in, "integrator");
   check_keys(in, "integrator", {"method", "t0", "t_end", "dt", "rtol", "atol", "max_steps"});
   if (const json* v = find(in, "method")) {
-    s.method = get_choice<Method>(*v, "integrator.method", "method",
-                                  {{"rk4", Method::kRk4}, {"dopri5", Method::kDopri5}});
+#define UKES_METHOD_CHOICE(id, name) {name, Method::id},
+    s.method =
+        get_choice<Method>(*v, "integrator.method", "method", {UKES_METHODS(UKES_METHOD_CHOICE)});
+#undef UKES_METHOD_CHOICE
   }
   if (const json* v = find(in, "t0")) s.t0 = get_number(*v, "integrator.t0");
   if (const json* v = find(in, "t_end")) s.t_end = get_number(*v, "integrator.t_end");
@@ -596,8 +604,9 @@ void parse_integrator(const json* in, EnsembleSettings& s) {
     if (!dt_given) s.dt = (s.t_end - s.t0) / 1000.0;
     if (!(s.dt > 0)) fail("integrator.dt", "rk4 needs a step dt > 0, got " + number_text(s.dt));
   } else if (s.dt < 0) {
-    fail("integrator.dt",
-         "dopri5 first trial step must be >= 0 (0: automatic), got " + number_text(s.dt));
+    fail("integrator.dt", std::string(method_name(s.method)) +
+                              " first trial step must be >= 0 (0: automatic), got " +
+                              number_text(s.dt));
   }
 }
 
@@ -750,10 +759,16 @@ void parse_control(const json& c, RunSpec& rs) {
   if (const json* d = find(c, "relative_degree")) parse_relative_degree(*d, find(c, "rows"), m, o);
 }
 
-// What control asks of the rest of the spec: no step projection with it, no sweep of the
-// controller's parameters without it; its trajectory field in the default output.
+// What control asks of the rest of the spec: no step projection with it, rk4 or dopri5 with rows
+// of a higher relative degree, no sweep of the controller's parameters without it; its trajectory
+// field in the default output.
 void check_control_consistency(RunSpec& rs) {
   const bool controlled = rs.settings.control.active;
+  if (controlled && rs.settings.control.higher_degree_rows != 0 &&
+      rs.settings.method == Method::kRosenbrock)
+    fail("integrator.method",
+         "rows of a higher relative degree are followed with rk4 or dopri5: the rosenbrock "
+         "method's Jacobian does not differentiate the controller's series");
   if (controlled && rs.settings.projection)
     fail("stabilization.projection",
          "a controlled run cannot project onto its rows: the projection would move the plant "
@@ -833,6 +848,9 @@ GpuPath parse_gpu_path(const json& j, const RunSpec& rs) {
     fail("gpu_path", "user models run on the fused GPU path: give auto or fused");
   if (rs.settings.control.active && path != GpuPath::kAuto && path != GpuPath::kFused)
     fail("gpu_path", "controlled runs take the fused GPU path: give auto or fused");
+  if (rs.settings.method == Method::kRosenbrock && path != GpuPath::kAuto &&
+      path != GpuPath::kFused)
+    fail("gpu_path", "the rosenbrock method takes the fused GPU path: give auto or fused");
   return path;
 }
 

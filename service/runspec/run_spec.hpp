@@ -21,9 +21,9 @@
 //                  system's (swept) parameters.
 //   (neither)      one system at the model's defaults (with `params` applied)
 //   assemble       false
-//   integrator     {method = dopri5|rk4, t0 = 0, t_end = model's, dt (rk4: (t_end - t0) / 1000;
-//                  dopri5: first trial step, 0 = automatic), rtol = atol = 1e-9,
-//                  max_steps = 1000000}
+//   integrator     {method = dopri5|rk4|rosenbrock, t0 = 0, t_end = model's, dt (rk4: (t_end -
+//                  t0) / 1000; dopri5, rosenbrock: first trial step, 0 = automatic), rtol = atol =
+//                  1e-9, max_steps = 1000000}
 //   stabilization  {alpha, beta = model's gains, projection = false; extras: inconsistency_tol,
 //                  projection_tol (> 0; left out: the engine's defaults)}
 //   control        {rows = "all" | [indices], params: {name: value} (the controller's model:

@@ -139,6 +139,46 @@ TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinit
   }
 }
 
+// The stiff method's kernel, too, exists only as compiled at run time: its Jacobian evaluates the
+// whole right-hand side on duals (kernels/ensemble/stiff_system.hpp). The friction ring's, as
+// built-in in FP64 and as definition in FP32; ptxas's figures are printed (docs/INTEGRATORS.md
+// quotes them).
+TEST(NvrtcStiff, TheFrictionRingsRosenbrockKernelCompilesAsBuiltInAndAsDefinition) {
+  const auto definition = example_model("friction_ring");
+  const int bucket = gpu_user_bucket_for(definition->user->bucket);
+  using Fp64Kernel = FusedSystem<models::FrictionRing, double, Method::kRosenbrock, false>;
+  using Fp32Kernel = FusedSystem<models::FrictionRing, float, Method::kRosenbrock, false>;
+  for (const bool built_in : {true, false}) {
+    const bool fp64 = built_in;
+    jit::FusedKernelSpec spec;
+    if (built_in) {
+      spec.model = "friction_ring";
+    } else {
+      spec.bucket = bucket;
+    }
+    spec.fp64 = fp64;
+    spec.method = Method::kRosenbrock;
+    spec.host_size = fp64 ? sizeof(Fp64Kernel) : sizeof(Fp32Kernel);
+    spec.host_align = fp64 ? alignof(Fp64Kernel) : alignof(Fp32Kernel);
+    jit::CompiledKernel kernel;
+    try {
+      kernel = jit::compile_kernel(
+          jit::fused_source(built_in ? nullptr : &definition->user->program, spec), 90);
+    } catch (const jit::JitError& e) {
+      FAIL() << e.what();
+    }
+    EXPECT_FALSE(kernel.cubin.empty());
+    const jit::KernelResources& r = kernel.resources;
+    std::printf(
+        "friction_ring %s %s rosenbrock: %d registers, %d B stack, %d/%d B spill stores/loads, "
+        "compiled in %.1f s\n",
+        built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
+        fp64 ? "FP64" : "FP32", r.registers, r.stack, r.spill_stores, r.spill_loads,
+        kernel.compile_s);
+    EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
+  }
+}
+
 TEST(NvrtcServoDerivatives, ASpecNamingNoModelIsRefused) {
   jit::FusedKernelSpec spec;
   spec.model = "no_such_model";

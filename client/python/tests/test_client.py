@@ -315,3 +315,18 @@ def test_controlled_run_carries_effort_controller_parameters_and_the_control_for
     for name in ("control_params", "control_effort_max", "residual_max", "q"):
         np.testing.assert_array_equal(getattr(binary, name), getattr(result, name), err_msg=name)
     assert binary.statistics["control_effort_max"] == effort
+
+
+def test_a_stiff_friction_ring_sticks_where_the_radau_reference_does(client):
+    # The friction ring with a regularization speed of 1e-6 (about -2e6 per second once the bead
+    # sticks, docs/INTEGRATORS.md) by the stiff method through the server, against SciPy's Radau
+    # on the reduced equation (tests/stiff/data/friction_ring_stick.json).
+    reference = json.loads((SOURCE / "tests/stiff/data/friction_ring_stick.json").read_text())
+    spec = (ukes.spec("friction_ring").params(eps=1e-6)
+            .integrator(method="rosenbrock", rtol=1e-10, atol=1e-10, t_end=10.0)
+            .output(samples=11, trajectories="all"))
+    result = client.run(spec)
+    assert result.ok.all()
+    q = result.trajectory_fields["q"][0]
+    np.testing.assert_allclose(np.arctan2(q[:, 1], q[:, 0]), reference["th"], atol=1e-7)
+    assert result.steps[0] < 5000

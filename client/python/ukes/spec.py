@@ -59,7 +59,8 @@ class SpecBuilder(dict):
         return self
 
     def integrator(self, **settings: Any) -> "SpecBuilder":
-        """`integrator` settings: method, t0, t_end, dt, rtol, atol, max_steps."""
+        """`integrator` settings: method ("rk4", "dopri5" or "rosenbrock"), t0, t_end, dt, rtol, atol,
+        max_steps."""
         self.setdefault("integrator", {}).update(settings)
         return self
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/ensemble/stiff_system.hpp"
 #include "kernels/ensemble/system_kernel.hpp"
 #include "kernels/uk/servo_derivatives.hpp"
 
@@ -29,6 +30,8 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
       for (int i = begin; i < end; ++i) {
         if (stop_requested(settings.cancel)) {
           out.status[i] = static_cast<std::int32_t>(Status::kCancelled);
+        } else if (settings.method == Method::kRosenbrock) {
+          StiffSystem<Model, T>::run(in, settings, i, out);
         } else {
           // Servo rows of a higher relative degree are followed for every model with series.
           SystemKernel<Model, T>::template run<kTakesSeries<Model, T>>(in, settings, i, out);

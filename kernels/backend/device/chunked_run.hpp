@@ -71,14 +71,15 @@ class ChunkedRun {
     const EnsembleSettings& s = *request.settings;
     if (settings_.control.active) shape_.control_params = shape_.params;
     path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>);
-    // The controller's evaluation is the fused kernel's alone (the run spec refuses asking for
-    // another path with control).
-    if (settings_.control.active) path_ = GpuPath::kFused;
+    // The controller's evaluation and the stiff method are the fused kernel's alone (the run spec
+    // refuses asking for another path with either).
+    if (settings_.control.active || settings_.method == Method::kRosenbrock)
+      path_ = GpuPath::kFused;
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
     if constexpr (CompilesKernels<Api>) {
-      if (BucketModel<Model> || servo_derivatives()) compile_fused();
+      if (BucketModel<Model> || compiled_at_run_time_only()) compile_fused();
     }
     report_.path = path_;
     report_.context_reused = context_.reused();
@@ -189,10 +190,16 @@ class ChunkedRun {
     const BatchOutputView d_out = slot.device.output_view(shape_, count);
     slot.kernel_start.record(stream);
     if (path_ == GpuPath::kFused) {
-      if (settings_.method == Method::kRk4) {
-        launch_fused<Method::kRk4>(stream, count, d_in, d_out);
-      } else {
-        launch_fused<Method::kDopri5>(stream, count, d_in, d_out);
+      switch (settings_.method) {
+        case Method::kRk4:
+          launch_fused<Method::kRk4>(stream, count, d_in, d_out);
+          break;
+        case Method::kDopri5:
+          launch_fused<Method::kDopri5>(stream, count, d_in, d_out);
+          break;
+        case Method::kRosenbrock:
+          launch_fused<Method::kRosenbrock>(stream, count, d_in, d_out);
+          break;
       }
     } else if constexpr (!BucketModel<Model>) {
       if (path_ == GpuPath::kWarp) {
@@ -218,6 +225,12 @@ class ChunkedRun {
   bool servo_derivatives() const {
     return settings_.control.active && settings_.control.higher_degree_rows != 0;
   }
+  // Whether the run's fused kernel exists only as compiled for the model at run time: servo
+  // derivatives, and the stiff method (kernels/ensemble/stiff_system.hpp), whose Jacobian by
+  // duals would as well make every model's ahead-of-time build several times longer.
+  bool compiled_at_run_time_only() const {
+    return servo_derivatives() || settings_.method == Method::kRosenbrock;
+  }
 
   // The fused kernel of method kMethod; without the step projection's and the controller's code
   // and arrays when the run needs neither (a smaller frame: benchmarks/perf_model/README.md,
@@ -225,9 +238,14 @@ class ChunkedRun {
   template <Method kMethod>
   void launch_fused(Stream& stream, int count, const BatchInputView& in,
                     const BatchOutputView& out) {
-    if (servo_derivatives()) {
-      launch_fused(stream, count, FusedSystem<Model, T, kMethod, true, true>{in, settings_, out});
-    } else if (general()) {
+    // The stiff method never follows servo derivatives (the run spec refuses the pair).
+    if constexpr (kMethod != Method::kRosenbrock) {
+      if (servo_derivatives()) {
+        launch_fused(stream, count, FusedSystem<Model, T, kMethod, true, true>{in, settings_, out});
+        return;
+      }
+    }
+    if (general()) {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, true>{in, settings_, out});
     } else {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
@@ -241,8 +259,8 @@ class ChunkedRun {
         return;
       }
       // compile_fused threw when it got none: no ahead-of-time code to fall back on.
-      if constexpr (Kernel::kFollowsServoDerivatives) {
-        throw std::logic_error("no compiled kernel for servo derivatives");
+      if constexpr (Kernel::kCompiledAtRunTimeOnly) {
+        throw std::logic_error("no compiled kernel for servo derivatives or the stiff method");
       } else {
         Api::launch_systems(stream, count, kernel);
       }
@@ -253,32 +271,52 @@ class ChunkedRun {
 
   // The fused kernel compiled for the model at run time (CompilesKernels, device_api.hpp), for
   // this run's method and options: a user model's (without one the bucket's interpreted kernel
-  // runs; the report says which, and why), or any model's that follows servo derivatives (without
-  // one the run fails, saying why).
+  // runs; the report says which, and why), or any model's that exists only so
+  // (compiled_at_run_time_only; without one the run fails, saying why).
   void compile_fused() {
     std::string why;
     const UserModelProgram* program = BucketModel<Model> ? req_.input.program : nullptr;
     const CancelFlag* cancel = req_.settings->cancel;
     const auto compile = [&]<Method kMethod>() {
-      if (servo_derivatives())
-        return Api::template compile<FusedSystem<Model, T, kMethod, true, true>>(program, cancel,
-                                                                                 &why);
+      if constexpr (kMethod != Method::kRosenbrock) {
+        if (servo_derivatives())
+          return Api::template compile<FusedSystem<Model, T, kMethod, true, true>>(program, cancel,
+                                                                                   &why);
+      }
       return general() ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(program,
                                                                                      cancel, &why)
                        : Api::template compile<FusedSystem<Model, T, kMethod, false>>(program,
                                                                                       cancel, &why);
     };
-    compiled_ = settings_.method == Method::kRk4 ? compile.template operator()<Method::kRk4>()
-                                                 : compile.template operator()<Method::kDopri5>();
-    // (A run cancelled while NVRTC worked launches nothing: run() checks before each chunk.)
-    if (!compiled_ && servo_derivatives() && !(cancel != nullptr && cancel->requested()))
+    switch (settings_.method) {
+      case Method::kRk4:
+        compiled_ = compile.template operator()<Method::kRk4>();
+        break;
+      case Method::kDopri5:
+        compiled_ = compile.template operator()<Method::kDopri5>();
+        break;
+      case Method::kRosenbrock:
+        compiled_ = compile.template operator()<Method::kRosenbrock>();
+        break;
+    }
+    if (compiled_) {
+      report_.kernel = compiled_->description;
+      return;
+    }
+    // A run cancelled while NVRTC worked launches nothing: run() checks before each chunk.
+    if (cancel != nullptr && cancel->requested()) {
+      report_.kernel = "none (cancelled while compiling)";
+    } else if (compiled_at_run_time_only()) {
       throw std::runtime_error(
-          "servo rows of a higher relative degree run on this GPU only in a kernel compiled for "
-          "the model at run time, and there is none: " +
+          std::string(servo_derivatives() ? "servo rows of a higher relative degree"
+                                          : "the rosenbrock method") +
+          " runs on this GPU only in a kernel compiled for the model at run time, and there is "
+          "none: " +
           why);
-    report_.kernel = compiled_ ? compiled_->description
-                               : "the interpreter of bucket " + std::to_string(Model::kN) +
-                                     " (no compiled kernel: " + why + ")";
+    } else {
+      report_.kernel = "the interpreter of bucket " + std::to_string(Model::kN) +
+                       " (no compiled kernel: " + why + ")";
+    }
   }
 
   // Chunk-local trajectory slots, numbered in system order; slot_of maps them back.

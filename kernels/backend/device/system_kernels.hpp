@@ -10,6 +10,8 @@
 // instantiates it includes). The CUDA module compiles that instantiation only at run time, for
 // the run's model (kernels/backend/cuda/jit/): its series code would make every model's
 // ahead-of-time build several times longer. The host emulation compiles it ahead of time.
+// The stiff method (Method::kRosenbrock, kernels/ensemble/stiff_system.hpp) is compiled the same
+// way, for the same reason: its Jacobian evaluates the whole right-hand side on duals.
 //
 // WarpSystem, the warp path (GpuPath::kWarp, only when a spec asks for it: launch_policy.hpp says
 // why): a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
@@ -27,15 +29,23 @@ namespace ukes {
 template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives = false>
 struct FusedSystem {
   static_assert(kGeneral || !kServoDerivatives, "the controller's code is the general kernel's");
-  static constexpr bool kFollowsServoDerivatives = kServoDerivatives;
+  static_assert(kMethod != Method::kRosenbrock || !kServoDerivatives,
+                "the stiff method does not follow servo derivatives");
+  // Whether the CUDA module has this kernel only as compiled at run time for the model.
+  static constexpr bool kCompiledAtRunTimeOnly =
+      kServoDerivatives || kMethod == Method::kRosenbrock;
 
   BatchInputView in;
   RunSettings<T> settings;
   BatchOutputView out;
 
   UKES_HD void operator()(int i) const {
-    SystemKernel<Model, T>::template run<kMethod, kGeneral, kServoDerivatives>(in, settings, i,
-                                                                               out);
+    if constexpr (kMethod == Method::kRosenbrock) {
+      StiffSystem<Model, T>::template run<kGeneral>(in, settings, i, out);
+    } else {
+      SystemKernel<Model, T>::template run<kMethod, kGeneral, kServoDerivatives>(in, settings, i,
+                                                                                 out);
+    }
   }
 };
 

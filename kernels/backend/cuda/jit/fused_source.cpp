@@ -46,13 +46,16 @@ FusedSource fused_source(const UserModelProgram* program, const FusedKernelSpec&
       ", (ukes::Method)" + std::to_string(static_cast<int>(spec.method)) + ", " +
       (spec.general ? "true" : "false") + ", " + (spec.servo_derivatives ? "true" : "false") + ">";
   FusedSource source;
-  source.text = std::string(
-                    "#include \"kernels/backend/cuda/system_kernel.cuh\"\n"
-                    "#include \"kernels/backend/device/system_kernels.hpp\"\n") +
-                (spec.servo_derivatives ? "#include \"kernels/uk/servo_derivatives.hpp\"\n" : "") +
-                model.declaration + "\n" + "static_assert(sizeof(" + system +
-                ") == " + std::to_string(spec.host_size) + ");\n" + "static_assert(alignof(" +
-                system + ") == " + std::to_string(spec.host_align) + ");\n";
+  source.text =
+      std::string(
+          "#include \"kernels/backend/cuda/system_kernel.cuh\"\n"
+          "#include \"kernels/backend/device/system_kernels.hpp\"\n") +
+      (spec.servo_derivatives ? "#include \"kernels/uk/servo_derivatives.hpp\"\n" : "") +
+      (spec.method == Method::kRosenbrock ? "#include \"kernels/ensemble/stiff_system.hpp\"\n"
+                                          : "") +
+      model.declaration + "\n" + "static_assert(sizeof(" + system +
+      ") == " + std::to_string(spec.host_size) + ");\n" + "static_assert(alignof(" + system +
+      ") == " + std::to_string(spec.host_align) + ");\n";
   source.name_expression = "ukes::cuda::system_kernel<" + system + ">";
   return source;
 }

@@ -3,8 +3,8 @@
 // and set of options, the kernel nvcc builds for a built-in model. A user model's segments are
 // written as code (codegen.hpp) in UserModel<K, Segments>, which takes the model's own sizes (K,
 // its bucket, only names it); a built-in is included by its header (kernels/models/catalogue.hpp),
-// for the kernels the module has no ahead-of-time code for (servo derivatives,
-// kernels/backend/device/system_kernels.hpp).
+// for the kernels the module has no ahead-of-time code for (servo derivatives and the stiff
+// method, kernels/backend/device/system_kernels.hpp).
 //
 // Host code builds FusedSystem<UserModel<K>, T, ...> (the interpreter's) or FusedSystem<Model, T,
 // ...> and passes its bytes to this kernel: FusedSystem's members (batch views and settings) do

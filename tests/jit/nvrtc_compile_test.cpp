@@ -97,27 +97,26 @@ std::vector<std::string> example_names() {
 INSTANTIATE_TEST_SUITE_P(ExampleModels, NvrtcCompile, ::testing::ValuesIn(example_names()),
                          [](const auto& param_info) { return param_info.param; });
 
-// The kernel that follows servo rows of a higher relative degree exists only as compiled at run
-// time (kernels/backend/device/system_kernels.hpp): for a built-in, by its header, and for a user
-// model, from its program. ptxas's figures are printed (docs/CONTROL.md quotes them). Two of the
-// four variants (about 20 s of NVRTC each here): the built-in in FP64, the definition in FP32.
-TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinition) {
-  const auto definition = example_model("flexible_joint");
+// Kernels the CUDA module has only as compiled at run time (kernels/backend/device/
+// system_kernels.hpp), for a built-in by its header and for a user model from its program: model
+// `name`'s built-in in FP64 (kernel object Fp64Kernel, the method `options` names) and its
+// definition in FP32 (Fp32Kernel, fp32_method), with the other options of `options`. ptxas's
+// figures are printed, labelled `what`.
+template <class Fp64Kernel, class Fp32Kernel>
+void compile_built_in_and_definition(const std::string& name, const jit::FusedKernelSpec& options,
+                                     Method fp32_method, const char* what) {
+  const auto definition = example_model(name);
   const int bucket = gpu_user_bucket_for(definition->user->bucket);
-  // The kernel object the host would pass, for each variant compiled here.
-  using Fp64Kernel = FusedSystem<models::FlexibleJoint, double, Method::kDopri5, true, true>;
-  using Fp32Kernel = FusedSystem<models::FlexibleJoint, float, Method::kRk4, true, true>;
   for (const bool built_in : {true, false}) {
-    const bool fp64 = built_in;  // the built-in in FP64 DOPRI5, the definition in FP32 RK4
-    jit::FusedKernelSpec spec;
+    const bool fp64 = built_in;
+    jit::FusedKernelSpec spec = options;
     if (built_in) {
-      spec.model = "flexible_joint";
+      spec.model = name;
     } else {
       spec.bucket = bucket;
+      spec.method = fp32_method;
     }
     spec.fp64 = fp64;
-    spec.method = fp64 ? Method::kDopri5 : Method::kRk4;
-    spec.general = spec.servo_derivatives = true;
     spec.host_size = fp64 ? sizeof(Fp64Kernel) : sizeof(Fp32Kernel);
     spec.host_align = fp64 ? alignof(Fp64Kernel) : alignof(Fp32Kernel);
     jit::CompiledKernel kernel;
@@ -130,53 +129,38 @@ TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinit
     EXPECT_FALSE(kernel.cubin.empty());
     const jit::KernelResources& r = kernel.resources;
     std::printf(
-        "flexible_joint %s %s %s, servo derivatives: %d registers, %d B stack, %d/%d B spill "
-        "stores/loads, compiled in %.1f s\n",
+        "%s %s %s, %s: %d registers, %d B stack, %d/%d B spill stores/loads, compiled in %.1f "
+        "s\n",
+        name.c_str(),
         built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
-        fp64 ? "FP64" : "FP32", fp64 ? "DOPRI5" : "RK4", r.registers, r.stack, r.spill_stores,
-        r.spill_loads, kernel.compile_s);
+        fp64 ? "FP64" : "FP32", what, r.registers, r.stack, r.spill_stores, r.spill_loads,
+        kernel.compile_s);
     EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
   }
 }
 
-// The stiff method's kernel, too, exists only as compiled at run time: its Jacobian evaluates the
-// whole right-hand side on duals (kernels/ensemble/stiff_system.hpp). The friction ring's, as
-// built-in in FP64 and as definition in FP32; ptxas's figures are printed (docs/INTEGRATORS.md
-// quotes them).
+// Servo rows of a higher relative degree (docs/CONTROL.md quotes the figures): two of the four
+// variants (about 20 s of NVRTC each here), the built-in in FP64 DOPRI5, the definition in FP32
+// RK4.
+TEST(NvrtcServoDerivatives, TheFlexibleJointsKernelCompilesAsBuiltInAndAsDefinition) {
+  jit::FusedKernelSpec options;
+  options.method = Method::kDopri5;
+  options.general = options.servo_derivatives = true;
+  compile_built_in_and_definition<
+      FusedSystem<models::FlexibleJoint, double, Method::kDopri5, true, true>,
+      FusedSystem<models::FlexibleJoint, float, Method::kRk4, true, true>>(
+      "flexible_joint", options, Method::kRk4, "servo derivatives");
+}
+
+// The stiff method, whose Jacobian evaluates the whole right-hand side on duals
+// (kernels/ensemble/stiff_system.hpp; docs/INTEGRATORS.md quotes the figures).
 TEST(NvrtcStiff, TheFrictionRingsRosenbrockKernelCompilesAsBuiltInAndAsDefinition) {
-  const auto definition = example_model("friction_ring");
-  const int bucket = gpu_user_bucket_for(definition->user->bucket);
-  using Fp64Kernel = FusedSystem<models::FrictionRing, double, Method::kRosenbrock, false>;
-  using Fp32Kernel = FusedSystem<models::FrictionRing, float, Method::kRosenbrock, false>;
-  for (const bool built_in : {true, false}) {
-    const bool fp64 = built_in;
-    jit::FusedKernelSpec spec;
-    if (built_in) {
-      spec.model = "friction_ring";
-    } else {
-      spec.bucket = bucket;
-    }
-    spec.fp64 = fp64;
-    spec.method = Method::kRosenbrock;
-    spec.host_size = fp64 ? sizeof(Fp64Kernel) : sizeof(Fp32Kernel);
-    spec.host_align = fp64 ? alignof(Fp64Kernel) : alignof(Fp32Kernel);
-    jit::CompiledKernel kernel;
-    try {
-      kernel = jit::compile_kernel(
-          jit::fused_source(built_in ? nullptr : &definition->user->program, spec), 90);
-    } catch (const jit::JitError& e) {
-      FAIL() << e.what();
-    }
-    EXPECT_FALSE(kernel.cubin.empty());
-    const jit::KernelResources& r = kernel.resources;
-    std::printf(
-        "friction_ring %s %s rosenbrock: %d registers, %d B stack, %d/%d B spill stores/loads, "
-        "compiled in %.1f s\n",
-        built_in ? "built-in" : ("definition, bucket " + std::to_string(bucket)).c_str(),
-        fp64 ? "FP64" : "FP32", r.registers, r.stack, r.spill_stores, r.spill_loads,
-        kernel.compile_s);
-    EXPECT_GT(r.registers, 0) << kernel.ptxas_report;
-  }
+  jit::FusedKernelSpec options;
+  options.method = Method::kRosenbrock;
+  compile_built_in_and_definition<
+      FusedSystem<models::FrictionRing, double, Method::kRosenbrock, false>,
+      FusedSystem<models::FrictionRing, float, Method::kRosenbrock, false>>(
+      "friction_ring", options, Method::kRosenbrock, "rosenbrock");
 }
 
 TEST(NvrtcServoDerivatives, ASpecNamingNoModelIsRefused) {

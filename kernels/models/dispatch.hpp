@@ -10,11 +10,15 @@
 
 namespace ukes {
 
+// The capacity bucket of a model's kernels: its own for a user model, 0 for a built-in (whose
+// kernels are found by name).
+inline int user_bucket_of(const ModelInfo& model) { return model.user ? model.user->bucket : 0; }
+
 // Calls f.template operator()<M>() for `model`: its bucket's UserModel for a user model, else the
 // catalogue model of its name; false when there is none.
 template <class F>
 bool dispatch_model_of(const ModelInfo& model, F&& f) {
-  return dispatch_model_type(model.user ? model.user->bucket : 0, model.name, f);
+  return dispatch_model_type(user_bucket_of(model), model.name, f);
 }
 
 }  // namespace ukes

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "kernels/models/dispatch.hpp"
+
 #ifndef UKES_CUDA_MODULE_BUILD_PATH
 #define UKES_CUDA_MODULE_BUILD_PATH ""
 #endif
@@ -202,7 +204,7 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
   GpuRunRequest request;
   request.model = batch.model->name.c_str();
   request.device = device;
-  request.user_bucket = batch.model->user ? batch.model->user->bucket : 0;
+  request.user_bucket = user_bucket_of(*batch.model);  // the module dispatches on it
   request.settings = &s;
   request.input = batch.view();
   request.output = results.view();

@@ -41,10 +41,15 @@ void print_headline(const RunSpec& spec, const RunOutcome& out) {
 }
 
 void print_counts(const EnsembleStatistics& st) {
-  std::printf("count %lld, ok %lld, failed %lld", static_cast<long long>(st.count),
-              static_cast<long long>(st.ok), static_cast<long long>(st.failed));
+  // ok counts the systems a terminating event ended (docs/EVENTS.md) too: said beside it.
+  const auto terminated = st.by_status[static_cast<std::size_t>(Status::kTerminated)];
+  std::printf("count %lld, ok %lld", static_cast<long long>(st.count),
+              static_cast<long long>(st.ok));
+  if (terminated > 0) std::printf(" (%lld terminated)", static_cast<long long>(terminated));
+  std::printf(", failed %lld", static_cast<long long>(st.failed));
   std::string by;
   for (int k = 1; k < kStatusCount; ++k) {
+    if (static_cast<Status>(k) == Status::kTerminated) continue;
     const auto c = st.by_status[static_cast<std::size_t>(k)];
     if (c > 0)
       by += (by.empty() ? "" : ", ") + std::string(status_name(static_cast<Status>(k))) + " " +

@@ -28,6 +28,6 @@ scripts/fuzz.sh "${UKES_FUZZ_SECONDS:-15}"
 host_gpu="$(cd "$build" && pwd)/libukes_host_gpu.so"
 if [[ -f "$host_gpu" ]]; then
   UKES_CUDA_MODULE="$host_gpu" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
-    -E '^HostGpu:|GpuAgreement|GpuUserModels|GpuProjection|GpuControl|GpuStiff|^Gpu(Chunks|Failures|Service|Cancel|Context|Devices)\.|Nvrtc(Compile|ServoDerivatives|Stiff)|GeneratedModelRun'
+    -E '^HostGpu:|GpuAgreement|GpuUserModels|GpuProjection|GpuControl|GpuStiff|GpuEvent|^Gpu(Chunks|Failures|Service|Cancel|Context|Devices)\.|Nvrtc(Compile|ServoDerivatives|Stiff|Events)|GeneratedModelRun'
 fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

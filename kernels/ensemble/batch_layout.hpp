@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/core/hd.hpp"
 #include "kernels/ensemble/system_record.hpp"
 
 namespace ukes {
@@ -31,9 +32,16 @@ enum class Status : int {
   kInconsistent = 4,  // the constraint set could not be met (rank loss, assembly failure)
   kSingularMass = 5,  // M(q) lost definiteness and [M; A] its full column rank
   kCancelled = 6,     // the run was stopped (cancel, deadline, shutdown) before this system ended
+  kTerminated = 7,    // a terminating event (docs/EVENTS.md) ended it where it occurred
 };
 
-inline constexpr int kStatusCount = 7;
+inline constexpr int kStatusCount = 8;
+
+// The statuses of systems that ended as asked: at t_end, or at a terminating event. The ensemble
+// statistics summarize these.
+UKES_HD constexpr bool ended_as_asked(Status s) {
+  return s == Status::kOk || s == Status::kTerminated;
+}
 
 struct UserModelProgram;  // kernels/models/user/user_model.hpp
 

@@ -54,12 +54,14 @@ BatchInputView Batch::view() const {
   return v;
 }
 
-void BatchResults::allocate(const Batch& batch, int k_samples,
-                            const std::vector<std::int32_t>& ids) {
+void BatchResults::allocate(const Batch& batch, int k_samples, const std::vector<std::int32_t>& ids,
+                            const EventTable& table) {
   count = batch.count;
   n = batch.model->n;
   residual_slots = batch.model->residual_slots();
   samples = k_samples;
+  events = table.count;
+  event_records = table.records;
   const RecordShape widths = shape();
   const auto c = static_cast<std::size_t>(count);
   for_each_result([&](const FieldInfo& f, auto& v) { v.assign(c * widths(f.width), 0); }, *this);
@@ -99,6 +101,8 @@ const char* status_name(Status s) {
       return "singular_mass";
     case Status::kCancelled:
       return "cancelled";
+    case Status::kTerminated:
+      return "terminated";
   }
   return "unknown";
 }
@@ -113,7 +117,7 @@ std::vector<double> sample_times(const EnsembleSettings& s) {
 void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                       const std::vector<std::int32_t>& traj_ids) {
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
-  results.allocate(batch, s.samples, traj_ids);
+  results.allocate(batch, s.samples, traj_ids, s.events);
   results.backend = "cpu";
   const auto start = std::chrono::steady_clock::now();
   const auto run = [&]<class M>() {

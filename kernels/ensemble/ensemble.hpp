@@ -4,16 +4,22 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
+#include "kernels/ensemble/event_table.hpp"
 #include "kernels/models/model_info.hpp"
 #include "kernels/models/user/compiled_model.hpp"
 #include "kernels/uk/actuation.hpp"
 
 namespace ukes {
+
+namespace expr {
+struct Program;  // kernels/expr/compiler.hpp
+}  // namespace expr
 
 enum class Precision { kFp64, kFp32 };
 
@@ -57,6 +63,11 @@ struct EnsembleSettings {
   bool projection = false;
   ControlOptions control;
   int samples = 2;  // K uniform sample times, t0 and t_end included
+  // Events (docs/EVENTS.md; none when events.count is 0): the table the kernels read, whose
+  // program points into event_program, and the events' names in table order.
+  EventTable events;
+  std::shared_ptr<const expr::Program> event_program;
+  std::vector<std::string> event_names;
   int threads = 0;  // CPU threads; <= 0: all hardware threads
   GpuPath gpu_path = GpuPath::kAuto;
   std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
@@ -99,6 +110,8 @@ struct BatchResults {
   int n = 0;
   int residual_slots = 0;
   int samples = 0;
+  int events = 0;         // the run's events (docs/EVENTS.md)
+  int event_records = 0;  // records kept per event
   // One vector per result field of system_record.hpp, component k of system i at [k * count + i].
 #define UKES_RESULT_VECTOR(name, encoding, width, text) \
   std::vector<Storage<Encoding::encoding>> name;
@@ -113,9 +126,11 @@ struct BatchResults {
   double elapsed_s = 0.0;
   std::string backend;
 
-  // Sizes every buffer for `batch`, recording trajectories of `traj_ids` at `samples` times.
-  void allocate(const Batch& batch, int samples, const std::vector<std::int32_t>& traj_ids);
-  RecordShape shape() const { return {n, residual_slots, 0}; }
+  // Sizes every buffer for `batch`, recording trajectories of `traj_ids` at `samples` times, and
+  // the records of `events`.
+  void allocate(const Batch& batch, int samples, const std::vector<std::int32_t>& traj_ids,
+                const EventTable& events = {});
+  RecordShape shape() const { return {n, residual_slots, 0, 0, events, event_records}; }
   BatchOutputView view();
   double q_at(int j, int i) const { return q[static_cast<std::size_t>(j) * count + i]; }
   double qd_at(int j, int i) const { return qd[static_cast<std::size_t>(j) * count + i]; }

@@ -5,6 +5,7 @@
 
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
+#include "kernels/ensemble/event_table.hpp"
 #include "kernels/uk/servo_control.hpp"
 
 namespace ukes {
@@ -25,6 +26,7 @@ struct RunSettings {
   T projection_tol = T(0);           // <= 0: 1000 eps
   T inconsistency_tol = T(0);        // <= 0: 1e-6 (fp64) / 1e-3 (fp32), relative to 1 + |b|
   int samples = 2;                   // K >= 2 uniform sample times including t0 and t_end
+  EventTable events;                 // located only by kernels built with them (kEvents)
   // Nonzero asks every system to stop (status kCancelled) at its next poll; null: never. Device
   // code gets a word in device memory (kernels/core/cancel.hpp).
   const std::int32_t* cancel = nullptr;

@@ -41,7 +41,7 @@ EnsembleStatistics ensemble_statistics(const BatchResults& r) {
   for (int i = 0; i < r.count; ++i) {
     const std::int32_t st = r.status[static_cast<std::size_t>(i)];
     if (st >= 0 && st < kStatusCount) ++e.by_status[static_cast<std::size_t>(st)];
-    if (st == static_cast<std::int32_t>(Status::kOk)) ok_ids.push_back(i);
+    if (ended_as_asked(static_cast<Status>(st))) ok_ids.push_back(i);
   }
   e.ok = static_cast<std::int64_t>(ok_ids.size());
   e.failed = e.count - e.ok;

@@ -22,7 +22,7 @@ Summary summarize(std::vector<double> values);
 
 struct EnsembleStatistics {
   std::int64_t count = 0;
-  std::int64_t ok = 0;
+  std::int64_t ok = 0;  // systems that ended as asked: ok or terminated (batch_layout.hpp)
   std::int64_t failed = 0;
   std::array<std::int64_t, kStatusCount> by_status{};
   std::vector<Summary> q;         // per coordinate, final values of ok systems

@@ -25,20 +25,22 @@ class StiffSystem {
   static constexpr int kN = Model::kN;
   static constexpr int kP = Kernel::kP;
 
-  // kGeneral false: s.projection and s.control.active are false (as for SystemKernel::run).
-  template <bool kGeneral = true>
+  // kGeneral false: s.projection and s.control.active are false and s.events is empty; kEvents:
+  // the kernel locates s.events (as for SystemKernel::run).
+  template <bool kGeneral = true, bool kEvents = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
+    static_assert(kGeneral || !kEvents, "events are the general kernel's");
     StiffSystem sys;
-    sys.integrate<kGeneral>(in, s, i, out);
+    sys.integrate<kGeneral, kEvents>(in, s, i, out);
   }
 
  private:
-  template <bool kGeneral>
+  template <bool kGeneral, bool kEvents>
   UKES_HD void integrate(const BatchInputView& in, const RunSettings<T>& s, int i,
                          const BatchOutputView& out) {
     Kernel& k = k_;
-    k.begin(in, s, i, out);
+    k.begin(in, s, i, out, kEvents);
     n_ = model_shape(k.model_).n;
     const Observation initial = evaluate<kGeneral>(s, k.t_, k.x_, k.k_);
     k.start(s, out, initial);
@@ -74,10 +76,11 @@ class StiffSystem {
       k.h_ = k.landing_ ? max_of(k.h_, k.h_try_ * grow) : k.h_try_ * grow;
       k.last_rejected_ = false;
       // The acceptance itself is SystemKernel's (which controls DOPRI5's steps alone, so for this
-      // method it only accepts): the new state, the step projection, sampling and statistics.
+      // method it only accepts): the new state, events, the step projection, sampling and
+      // statistics.
       State k_new;
       const Observation e = evaluate<kGeneral>(s, k.step_end_time(), k.y_, k_new);
-      k.step_result(kGeneral, s, out, k_new, T(0), e);
+      k.step_result(kGeneral, kEvents, s, out, k_new, T(0), e);
       if (k.phase_ == Kernel::Phase::kProjectedEval) {
         const Observation projected = evaluate<kGeneral>(s, k.t_, k.x_, k.k_);
         k.complete_step(s, out, projected);

@@ -20,11 +20,17 @@
 // class's loading, step acceptance, projection, sampling and statistics; run() and take() here
 // integrate RK4 and DOPRI5.
 //
+// Events (docs/EVENTS.md) are located after each accepted step on the method's dense output by
+// kernels built with them (kEvents; the CPU's, and the GPU's fused kernels compiled for the model
+// at run time): each crossing is recorded, and the first terminating or resetting one ends the
+// step there (kernels/ensemble/events.hpp).
+//
 // Invariant between steps: (t, x) is an accepted state and k = f(t, x). Statistics are maxima over
 // all accepted states, the initial one included, kept in the output arrays as they grow. Steps end
 // exactly on the K sample times, so results do not depend on which systems record trajectories.
 #pragma once
 
+#include "kernels/ensemble/events.hpp"
 #include "kernels/ensemble/run_settings.hpp"
 #include "kernels/integrators/dopri5.hpp"
 #include "kernels/integrators/projection.hpp"
@@ -80,25 +86,28 @@ class SystemKernel {
   // The whole integration of system i (RK4 or DOPRI5), on the method's own instantiation.
   // kServoDerivatives: the build follows servo rows of a higher relative degree too (its
   // translation unit includes kernels/uk/servo_derivatives.hpp; a run without such rows takes the
-  // same code either way).
-  template <bool kServoDerivatives = false>
+  // same code either way). kEvents: it locates s.events (a run without any takes the same code).
+  template <bool kServoDerivatives = false, bool kEvents = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
     if (s.method == Method::kRk4) {
-      run<Method::kRk4, true, kServoDerivatives>(in, s, i, out);
+      run<Method::kRk4, true, kServoDerivatives, kEvents>(in, s, i, out);
     } else {
-      run<Method::kDopri5, true, kServoDerivatives>(in, s, i, out);
+      run<Method::kDopri5, true, kServoDerivatives, kEvents>(in, s, i, out);
     }
   }
 
-  // kGeneral false: s.projection and s.control.active are false, and the step projection's and
-  // the controller's code and arrays drop out of the instantiation (the fused kernels for the
-  // runs without either, kernels/backend/device/).
-  template <Method kMethod, bool kGeneral = true, bool kServoDerivatives = false>
+  // kGeneral false: s.projection and s.control.active are false and s.events is empty, and the
+  // step projection's and the controller's code and arrays drop out of the instantiation (the
+  // fused kernels for the runs without either, kernels/backend/device/). kEvents (with kGeneral):
+  // the kernel locates s.events.
+  template <Method kMethod, bool kGeneral = true, bool kServoDerivatives = false,
+            bool kEvents = false>
   UKES_HD static void run(const BatchInputView& in, const RunSettings<T>& s, int i,
                           const BatchOutputView& out) {
+    static_assert(kGeneral || !kEvents, "events are the general kernel's");
     SystemKernel sys;
-    sys.begin(in, s, i, out);
+    sys.begin(in, s, i, out, kEvents);
     while (sys.active()) {
       const State& y = sys.request_state();
       Vec<T, kN> q, qd;
@@ -106,7 +115,7 @@ class SystemKernel {
       const DynamicsEval<Model, T> e = sys.template evaluate<kGeneral, kServoDerivatives>(s, q, qd);
       State dx;
       derivative_of(y, e, dx);
-      sys.template take<kMethod, kGeneral>(s, out, dx, observation_of(e));
+      sys.template take<kMethod, kGeneral, kEvents>(s, out, dx, observation_of(e));
     }
   }
 
@@ -129,9 +138,10 @@ class SystemKernel {
     return evaluate_dynamics<Model, T>(model_, q, qd, t_req_, p_, s.dynamics);
   }
 
-  // Loads system i, assembles it when asked to; then wants f(t0, x0).
+  // Loads system i, assembles it when asked to; then wants f(t0, x0). `events`: the caller
+  // locates s.events (kEvents), whose records start empty.
   UKES_HD void begin(const BatchInputView& in, const RunSettings<T>& s, int i,
-                     const BatchOutputView& out) {
+                     const BatchOutputView& out, bool events = false) {
     model_ = model_for<Model>(in);
     const ModelShape shape = model_shape(model_);
     i_ = i;
@@ -139,6 +149,8 @@ class SystemKernel {
     phase_ = Phase::kInitialEval;
     status_ = Status::kOk;
     clear_statistics(out);
+    if (events && s.events.count > 0) clear_events(s, out);
+    event_after_ = -1;
     conditioning_ = T(1);
     steps_ = 0;
     rejected_ = 0;
@@ -183,19 +195,20 @@ class SystemKernel {
 
   // Consumes dx = f(request_time(), request_state()) and its observation; moves on to the next
   // evaluation wanted, or finishes (results written to `out`). The method is s.method: one copy
-  // of the control logic for both (the staged and warp paths).
+  // of the control logic for both (the staged and warp paths, which locate no events).
   UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
                     const Observation& e) {
-    take_with(s.method, true, s, out, dx, e);
+    take_with(s.method, true, false, s, out, dx, e);
   }
 
   // The same for a method known at compile time (s.method must be kMethod): the constant folds
   // through take_with, and the other method's stages and storage drop out; so does the step
-  // projection when kMayProject is false (s.projection must then be false).
-  template <Method kMethod, bool kMayProject = true>
+  // projection when kMayProject is false (s.projection must then be false), and the events'
+  // code without kEvents.
+  template <Method kMethod, bool kMayProject = true, bool kEvents = false>
   UKES_HD void take(const RunSettings<T>& s, const BatchOutputView& out, const State& dx,
                     const Observation& e) {
-    take_with(kMethod, kMayProject, s, out, dx, e);
+    take_with(kMethod, kMayProject, kEvents, s, out, dx, e);
   }
 
   UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
@@ -206,9 +219,9 @@ class SystemKernel {
   }
 
  private:
-  UKES_HD UKES_INLINE void take_with(Method method, bool may_project, const RunSettings<T>& s,
-                                     const BatchOutputView& out, const State& dx,
-                                     const Observation& e) {
+  UKES_HD UKES_INLINE void take_with(Method method, bool may_project, bool events,
+                                     const RunSettings<T>& s, const BatchOutputView& out,
+                                     const State& dx, const Observation& e) {
     // Whether some evaluation at a finite state found M not positive definite (why a trial step
     // failed).
     if (!e.mass_ok && all_finite(y_)) mass_failed_ = true;
@@ -226,7 +239,7 @@ class SystemKernel {
         complete_step(s, out, e);
         break;
       case Phase::kStep:
-        if (take_stage(method, may_project, s, out, dx, e)) return;
+        if (take_stage(method, may_project, events, s, out, dx, e)) return;
         break;
       case Phase::kDone:
         return;
@@ -260,7 +273,7 @@ class SystemKernel {
 
   // One of the trial step's evaluations is in: true while the step wants more (request set),
   // false once the step is decided (accepted, rejected or projected).
-  UKES_HD bool take_stage(Method method, bool may_project, const RunSettings<T>& s,
+  UKES_HD bool take_stage(Method method, bool may_project, bool events, const RunSettings<T>& s,
                           const BatchOutputView& out, const State& dx, const Observation& e) {
     T err = T(0);  // RK4 has no error estimate
     if (method == Method::kRk4) {
@@ -278,7 +291,8 @@ class SystemKernel {
       }
       err = dopri5_.error_norm(h_try_, s.rtol, s.atol, x_, k_, y_, dx, state_size());
     }
-    step_result(may_project, s, out, dx, err, e);  // one call: its projection is inlined once
+    // One call: its projection is inlined once.
+    step_result(may_project, events, s, out, dx, err, e);
     return false;
   }
 
@@ -312,10 +326,11 @@ class SystemKernel {
   }
 
   // The trial step's outcome: the new state y_, k_new = f(step_end_time(), y_) with observation
-  // e, and for DOPRI5 the error norm. Accepts or rejects; after a projection wants f at the
-  // projected state.
-  UKES_HD void step_result(bool may_project, const RunSettings<T>& s, const BatchOutputView& out,
-                           const State& k_new, T err, const Observation& e) {
+  // e, and for DOPRI5 the error norm. Accepts or rejects; after a projection, or an event that
+  // ended the step early, wants f at the new state. `events`: locates s.events in the step.
+  UKES_HD void step_result(bool may_project, bool events, const RunSettings<T>& s,
+                           const BatchOutputView& out, const State& k_new, T err,
+                           const Observation& e) {
     if (s.method == Method::kDopri5) {
       if (!(err <= T(1))) {
         ++rejected_;
@@ -330,6 +345,7 @@ class SystemKernel {
       h_ = landing_ ? max_of(h_, h_try_ * grow) : h_try_ * grow;
       last_rejected_ = false;
     }
+    if (events && s.events.count > 0 && stop_at_event(s, out, k_new)) return;
     t_ = landing_ ? t_target_ : t_ + h_try_;
     x_ = y_;
     k_ = k_new;
@@ -350,6 +366,126 @@ class SystemKernel {
       return;
     }
     complete_step(s, out, e);
+  }
+
+  // Events in the accepted step [t_, step_end_time()] (y_ and k_new at its end): records every
+  // crossing up to the first that terminates or resets, and ends the step there (true; the
+  // state is then the event's, and f is wanted at it).
+  UKES_HD bool stop_at_event(const RunSettings<T>& s, const BatchOutputView& out,
+                             const State& k_new) {
+    const EventTable& table = s.events;
+    const T t_end = step_end_time(), h = t_end - t_;
+    T before[kMaxEvents], after[kMaxEvents], when[kMaxEvents];
+    conditions_at(table, t_, x_, before);
+    conditions_at(table, t_end, y_, after);
+    const T tol = event_time_tolerance(t_, h) / abs(h);
+    int stop = -1;
+    for (int ev = 0; ev < table.count; ++ev) {
+      when[ev] = T(-1);
+      if (!crosses(table.direction[ev], before[ev], after[ev])) continue;
+      const int event = ev;
+      const auto g = [&](T theta) {
+        State z;
+        dense_state(s, theta, h, k_new, z);
+        T values[kMaxEvents];
+        conditions_at(table, t_ + theta * h, z, values);
+        return values[event];
+      };
+      const T theta = locate_crossing(g, before[ev], after[ev], tol);
+      // A reset that leaves g at its zero would be found again at once.
+      if (ev == event_after_ && theta <= T(4) * tol) continue;
+      when[ev] = theta;
+      if (table.action[ev] != EventAction::kRecord && (stop < 0 || theta < when[stop])) stop = ev;
+    }
+    event_after_ = -1;
+    State z;
+    for (int ev = 0; ev < table.count; ++ev) {
+      if (when[ev] < T(0) || (stop >= 0 && when[ev] > when[stop])) continue;
+      dense_state(s, when[ev], h, k_new, z);
+      record_event(s, out, ev, when[ev] < T(1) ? t_ + when[ev] * h : t_end, z);
+    }
+    if (stop < 0) return false;
+    const T theta = when[stop];
+    dense_state(s, theta, h, k_new, z);
+    x_ = z;
+    t_ = theta < T(1) ? t_ + theta * h : t_end;
+    ++steps_;
+    landing_ = false;  // the sample it aimed at is not reached
+    if (table.action[stop] == EventAction::kTerminate) {
+      status_ = Status::kTerminated;
+    } else if (!reset_at_event(s, stop)) {
+      status_ = Status::kInconsistent;
+    }
+    phase_ = Phase::kProjectedEval;
+    want_current_state();
+    return true;
+  }
+
+  UKES_HD void conditions_at(const EventTable& table, T t, const State& x, T* g) const {
+    Vec<T, kN> q, qd;
+    split(x, q, qd);
+    event_conditions(table, q, qd, t, p_, g);
+  }
+
+  // The step's dense output at t_ + theta h: DOPRI5's own, cubic Hermite for RK4 and RODAS4.
+  UKES_HD void dense_state(const RunSettings<T>& s, T theta, T h, const State& k_new,
+                           State& z) const {
+    if (s.method == Method::kDopri5) {
+      dopri5_.dense(theta, h, x_, k_, y_, k_new, z);
+    } else {
+      cubic_hermite(theta, h, x_, k_, y_, k_new, z);
+    }
+  }
+
+  // Event e's reset of the state (t_, x_), then the constraints re-met as assembly meets them:
+  // positions when the reset gave coordinates, then velocities (M-weighted least change,
+  // kernels/integrators/projection.hpp). False when they cannot be.
+  UKES_HD bool reset_at_event(const RunSettings<T>& s, int e) {
+    Vec<T, kN> q, qd;
+    split(x_, q, qd);
+    event_reset(s.events, e, t_, p_, q, qd);
+    ProjectionSettings<T> settings = projection(s);
+    settings.max_iterations = 50;
+    bool met = !((s.events.resets_q >> e) & 1u) ||
+               project_positions<Model, T>(model_, q, t_, p_, settings);
+    met = met && project_velocities<Model, T>(model_, q, qd, t_, p_, settings);
+    for (int j = 0; j < kN; ++j) {
+      x_[j] = q[j];
+      x_[kN + j] = qd[j];
+    }
+    event_after_ = e;
+    return met;
+  }
+
+  // Occurrence of event e at (t, z): counted, and kept while the event has records left.
+  UKES_HD void record_event(const RunSettings<T>& s, const BatchOutputView& out, int e, T t,
+                            const State& z) const {
+    const long c = out.count;
+    std::int64_t& count = out.event_count[e * c + i_];
+    if (count < s.events.max_records[e]) {
+      const int n = model_shape(model_).n;
+      const long r = e * s.events.records + static_cast<long>(count);
+      out.event_t[r * c + i_] = double(t);
+      for (int j = 0; j < n; ++j) {
+        out.event_q[(r * n + j) * c + i_] = double(z[j]);
+        out.event_qd[(r * n + j) * c + i_] = double(z[kN + j]);
+      }
+    }
+    ++count;
+  }
+
+  UKES_HD void clear_events(const RunSettings<T>& s, const BatchOutputView& out) const {
+    const long c = out.count;
+    const long records = static_cast<long>(s.events.count) * s.events.records;
+    const int n = model_shape(model_).n;
+    for (int e = 0; e < s.events.count; ++e) out.event_count[e * c + i_] = 0;
+    for (long r = 0; r < records; ++r) {
+      out.event_t[r * c + i_] = NAN;
+      for (int j = 0; j < n; ++j) {
+        out.event_q[(r * n + j) * c + i_] = NAN;
+        out.event_qd[(r * n + j) * c + i_] = NAN;
+      }
+    }
   }
 
   UKES_HD static bool all_finite(const State& x) {
@@ -539,6 +675,7 @@ class SystemKernel {
   bool landing_;
   bool last_rejected_;
   T probe_h0_, probe_d1_;  // the starting-step heuristic between its two halves
+  int event_after_;        // the event that reset the state at t_ (not found there again), or -1
   T conditioning_;         // of the constraint Jacobian at the last accepted state
   std::int64_t steps_;
   std::int64_t rejected_;

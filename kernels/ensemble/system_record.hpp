@@ -25,6 +25,11 @@ enum class Width : int {
   kResidualSlots,  // one per residual slot: |phi| rows, |phid| rows, |psi| rows (2 mp + mv)
   kParams,         // one per model parameter
   kControlParams,  // one per model parameter in a controlled run, none otherwise
+  // A run with events (docs/EVENTS.md), none otherwise: one per event; one per event and record
+  // [event][record]; one per event, record and coordinate [event][record][coordinate].
+  kEvents,
+  kEventRecords,
+  kEventCoordinates,
 };
 
 // The widths of one model's record.
@@ -33,6 +38,8 @@ struct RecordShape {
   int residual_slots = 0;
   int params = 0;
   int control_params = 0;  // params in a controlled run, else 0
+  int events = 0;          // the run's events
+  int event_records = 0;   // records kept per event (EventTable::records)
   constexpr int operator()(Width w) const {
     switch (w) {
       case Width::kOne:
@@ -45,6 +52,12 @@ struct RecordShape {
         return params;
       case Width::kControlParams:
         return control_params;
+      case Width::kEvents:
+        return events;
+      case Width::kEventRecords:
+        return events * event_records;
+      case Width::kEventCoordinates:
+        return events * event_records * n;
     }
     return 0;
   }
@@ -86,7 +99,11 @@ using Storage = typename StorageOf<E>::type;
     "max over accepted states of the control force's 2-norm (0 without control)")               \
   X(inconsistency_max, kReal, kOne, "max over accepted states of |A qdd - b|")                  \
   X(steps, kCount, kOne, "accepted steps")                                                      \
-  X(rejected, kCount, kOne, "rejected trial steps")
+  X(rejected, kCount, kOne, "rejected trial steps")                                             \
+  X(event_count, kCount, kEvents, "occurrences of each event")                                  \
+  X(event_t, kReal, kEventRecords, "each event's first records: times (NaN past the count)")    \
+  X(event_q, kReal, kEventCoordinates, "each event's first records: coordinates (before a reset)") \
+  X(event_qd, kReal, kEventCoordinates, "each event's first records: velocities (before a reset)")
 
 // X(name, encoding, width, description): the inputs, after sweeps and model defaults.
 #define UKES_SYSTEM_INPUTS(X)                                                                    \
@@ -130,9 +147,18 @@ struct FieldInfo {
 };
 
 // Whether a run of record shape `shape` has field f: the controller's parameters only in a
-// controlled run (the writers leave the field out elsewhere).
+// controlled run, the event fields only in a run with events (the writers leave the field out
+// elsewhere).
 constexpr bool field_present(const FieldInfo& f, const RecordShape& shape) {
-  return f.width != Width::kControlParams || shape.control_params > 0;
+  switch (f.width) {
+    case Width::kControlParams:
+    case Width::kEvents:
+    case Width::kEventRecords:
+    case Width::kEventCoordinates:
+      return shape(f.width) > 0;
+    default:
+      return true;
+  }
 }
 
 // Calls f(info, views.name...) for every result field: the same member of each view (pointers

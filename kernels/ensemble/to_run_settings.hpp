@@ -34,6 +34,7 @@ RunSettings<T> to_run_settings(const EnsembleSettings& e) {
   s.projection_tol = T(e.projection_tol);
   s.inconsistency_tol = T(e.inconsistency_tol);
   s.samples = e.samples;
+  s.events = e.events;
   s.cancel = e.cancel != nullptr ? e.cancel->word() : nullptr;
   return s;
 }

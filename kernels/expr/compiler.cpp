@@ -291,9 +291,10 @@ void ProgramBuilder::allocate_registers() {
 
 void ProgramBuilder::end_segment() {
   const int s = static_cast<int>(segment_);
-  // The model functions evaluated at every step; the initial state is computed once anyway.
-  if (segment_ != Segment::kInitialQ && segment_ != Segment::kInitialQd &&
-      segment_ != Segment::kDerived)
+  // The model functions evaluated at every step; the initial state is computed once anyway, and
+  // an event program has no Derived segment of its own (the parameter slots after the model's
+  // hold the model's derived values).
+  if (segment_ <= Segment::kNonIdealForce || segment_ == Segment::kActuation)
     hoist_parameter_values();
   program_.begin[s] = static_cast<std::int32_t>(program_.code.size());
   allocate_registers();

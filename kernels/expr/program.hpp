@@ -17,11 +17,14 @@
 // X(Name): the model functions a program holds. Actuation is a controlled run's actuation matrix
 // (docs/CONTROL.md), empty unless the run gives one. Derived computes, once per system, the values
 // of the others that depend on parameters and constants alone (kernels/expr/compiler.hpp), into
-// the parameter slots after the model's own, where those segments load them.
+// the parameter slots after the model's own, where those segments load them. The Event segments
+// belong to a run's event program alone (docs/EVENTS.md, kernels/ensemble/event_table.hpp): the
+// conditions g (output e for event e) and the resets' new q and qd (output e kMassStride + j);
+// a model's program leaves them empty.
 // clang-format off
 #define UKES_EXPR_SEGMENTS(X) \
   X(Mass) X(Force) X(PositionRows) X(VelocityRows) X(NonIdealForce) X(InitialQ) X(InitialQd) \
-  X(Actuation) X(Derived)
+  X(Actuation) X(Derived) X(EventConditions) X(EventResetQ) X(EventResetQd)
 // clang-format on
 
 namespace ukes::expr {

@@ -24,6 +24,10 @@ inline constexpr double a71 = 35.0 / 384, a73 = 500.0 / 1113, a74 = 125.0 / 192,
 // Error weights: 5th-order minus 4th-order weights.
 inline constexpr double e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920,
                         e5 = -17253.0 / 339200, e6 = 22.0 / 525, e7 = -1.0 / 40;
+// The continuous extension of order 4 (Hairer, Norsett & Wanner I, sec. II.6; their dopri5.f).
+inline constexpr double d1 = -12715105075.0 / 11282082432, d3 = 87487479700.0 / 32700410799,
+                        d4 = -10690763975.0 / 1880347072, d5 = 701980252875.0 / 199316789632,
+                        d6 = -1453857185.0 / 822651844, d7 = 69997945.0 / 29380423;
 }  // namespace dopri5
 
 // One trial step taken one evaluation at a time, so that a caller can evaluate the right-hand side
@@ -75,6 +79,22 @@ struct Dopri5Stages {
           z[i] = x[i] + h * (T(a71) * k1[i] + T(a73) * k3[i] + T(a74) * k4[i] + T(a75) * k5[i] +
                              T(a76) * k6[i]);
         return t + h;
+    }
+  }
+
+  // The accepted step's dense output at t + theta h, theta in [0, 1] (x at 0, y at 1): what
+  // events are located on (kernels/ensemble/events.hpp).
+  UKES_HD void dense(T theta, T h, const Vec<T, D>& x, const Vec<T, D>& k1, const Vec<T, D>& y,
+                     const Vec<T, D>& k7, Vec<T, D>& z) const {
+    using namespace dopri5;
+    const T rest = T(1) - theta;
+    for (int i = 0; i < D; ++i) {
+      const T diff = y[i] - x[i];
+      const T b = h * k1[i] - diff;
+      const T c = diff - h * k7[i] - b;
+      const T d = h * (T(d1) * k1[i] + T(d3) * k3[i] + T(d4) * k4[i] + T(d5) * k5[i] +
+                       T(d6) * k6[i] + T(d7) * k7[i]);
+      z[i] = x[i] + theta * (diff + rest * (b + theta * (c + rest * d)));
     }
   }
 

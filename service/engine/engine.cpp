@@ -246,7 +246,8 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   RunOutcome out;
   out.results.allocate(
       spec.batch, spec.settings.samples,
-      options.keep_trajectories ? spec.output.trajectory_ids : std::vector<std::int32_t>{});
+      options.keep_trajectories ? spec.output.trajectory_ids : std::vector<std::int32_t>{},
+      spec.settings.events);
   EnsembleSettings settings = spec.settings;
   settings.threads = options.threads > 0 ? options.threads : default_cpu_threads();
   settings.threads = std::clamp(settings.threads, 1, std::max(1, count));

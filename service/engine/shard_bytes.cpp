@@ -116,7 +116,7 @@ void unpack_shard(const std::string& bytes, RunSpec& spec, RunOutcome& outcome) 
   for_each_input([&](const FieldInfo& f, auto& v) { in.array(v, count * shape(f.width), f.name); },
                  batch);
   BatchResults& r = outcome.results;
-  r.allocate(batch, spec.settings.samples, spec.output.trajectory_ids);
+  r.allocate(batch, spec.settings.samples, spec.output.trajectory_ids, spec.settings.events);
   for_each_result([&](const FieldInfo& f, auto& v) { in.array(v, v.size(), f.name); }, r);
   std::vector<std::int32_t> ids;
   in.array(ids, r.traj_ids.size(), "trajectory ids");

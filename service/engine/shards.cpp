@@ -135,7 +135,7 @@ MergedRun merge_shards(const std::vector<ShardResult>& shards) {
   for_each_input([&](const FieldInfo& f, auto& v) { v.assign(whole * shape(f.width), 0.0); },
                  batch);
   BatchResults& results = merged.outcome.results;
-  results.allocate(batch, spec.settings.samples, spec.output.trajectory_ids);
+  results.allocate(batch, spec.settings.samples, spec.output.trajectory_ids, spec.settings.events);
 
   for (const ShardResult& s : shards) {
     const auto first = static_cast<std::size_t>(s.spec.shard.first);

@@ -204,7 +204,7 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
   const RecordShape shape = record_shape(spec);
   for_each_input([&](const FieldInfo& f, auto& v) { v.assign(shape(f.width) * count, unknown); },
                  b);
-  outcome_.results.allocate(spec.batch, spec.settings.samples, ids);
+  outcome_.results.allocate(spec.batch, spec.settings.samples, ids, spec.settings.events);
   outcome_.results.backend = h.backend();
   outcome_.backend = h.backend();
   outcome_.threads = h.threads();
@@ -214,7 +214,7 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
 void ResultAssembler::on_summaries(const v1::SystemSummaries& s) {
   BatchResults& r = outcome_.results;
   Batch& inputs = spec_->batch;
-  const RecordShape shape = inputs.shape();
+  const RecordShape shape = record_shape(*spec_);
   if (s.first_id() < 0 || s.count() < 0 || std::int64_t{s.first_id()} + s.count() > r.count)
     throw std::runtime_error("summaries outside the batch");
   const auto c = static_cast<std::size_t>(s.count());

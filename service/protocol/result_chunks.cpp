@@ -55,7 +55,9 @@ std::size_t wire_bytes_per_system(const RecordShape& shape) {
 
 std::vector<v1::SystemSummaries> summary_chunks(const Batch& inputs, const BatchResults& part,
                                                 std::int32_t first_id, std::size_t budget) {
-  const RecordShape shape = inputs.shape();
+  RecordShape shape = inputs.shape();
+  shape.events = part.events;
+  shape.event_records = part.event_records;
   const int per_chunk =
       static_cast<int>(std::max<std::size_t>(1, budget / wire_bytes_per_system(shape)));
   const auto stride = static_cast<std::size_t>(part.count);

@@ -62,6 +62,26 @@ json control_json(const v1::ControlSpec& c) {
   return o;
 }
 
+json events_json(const google::protobuf::RepeatedPtrField<v1::EventSpec>& events) {
+  json list = json::array();
+  for (const v1::EventSpec& e : events) {
+    json o = {{"name", e.name()}, {"condition", e.condition()}};
+    if (e.has_direction()) o["direction"] = e.direction();
+    if (e.has_action()) o["action"] = e.action();
+    if (e.reset_q_size() > 0 || e.reset_qd_size() > 0) {
+      json reset = json::object();
+      if (e.reset_q_size() > 0)
+        reset["q"] = std::vector<std::string>(e.reset_q().begin(), e.reset_q().end());
+      if (e.reset_qd_size() > 0)
+        reset["qd"] = std::vector<std::string>(e.reset_qd().begin(), e.reset_qd().end());
+      o["reset"] = std::move(reset);
+    }
+    if (e.has_max()) o["max"] = e.max();
+    list.push_back(std::move(o));
+  }
+  return list;
+}
+
 }  // namespace
 
 json spec_json_from_proto(const v1::RunSpec& s) {
@@ -123,6 +143,7 @@ json spec_json_from_proto(const v1::RunSpec& s) {
     j["stabilization"] = std::move(o);
   }
   if (s.has_control()) j["control"] = control_json(s.control());
+  if (s.events_size() > 0) j["events"] = events_json(s.events());
   if (s.has_shard()) j["shard"] = {{"first", s.shard().first()}, {"count", s.shard().count()}};
   if (s.has_precision()) j["precision"] = s.precision();
   if (s.has_device()) j["device"] = s.device();

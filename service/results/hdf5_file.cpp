@@ -199,7 +199,8 @@ void make_scale(const Handle& d, const char* name) {
 void attach(const Handle& d, std::initializer_list<const Handle*> scales) {
   unsigned idx = 0;
   for (const Handle* s : scales) {
-    check(H5DSattach_scale(d.get(), s->get(), idx), "attach a dimension scale");
+    // A dimension without a scale (the event fields' flattened ones) has none attached.
+    if (s != nullptr) check(H5DSattach_scale(d.get(), s->get(), idx), "attach a dimension scale");
     ++idx;
   }
 }
@@ -247,6 +248,12 @@ const Handle* NameScales::of(Width w) const {
     case Width::kParams:
     case Width::kControlParams:
       return &param;
+    // [event], [event][record] and [event][record][coordinate], flattened: the "run"
+    // attribute's "events" and "event_records" give the sizes.
+    case Width::kEvents:
+    case Width::kEventRecords:
+    case Width::kEventCoordinates:
+      return nullptr;
   }
   return nullptr;
 }

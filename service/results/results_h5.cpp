@@ -104,7 +104,7 @@ void write_file(const std::string& file_name, const RunSpec& spec, const RunOutc
   hdf5::make_scale(system, "system");
   hdf5::NameScales names = hdf5::name_scales(f, *spec.model);
 
-  const RecordShape shape = b.shape();
+  const RecordShape shape = record_shape(spec);
   const auto write = [&](const FieldInfo& field, const auto& values) {
     if (!field_present(field, shape)) return;
     write_field(f, field, values, shape(field.width), count, names, system);

@@ -145,6 +145,10 @@ json results_header_json(const RunSpec& spec, const RunOutcome& out) {
                   {"sampler", sampler_name(spec.sweep->sampler)},
                   {"dimensions", dims}};
   }
+  if (s.events.count > 0) {
+    h["events"] = s.event_names;
+    h["event_records"] = s.events.records;
+  }
   if (spec.sharded())
     h["shard"] = {
         {"first", spec.shard.first}, {"count", spec.shard.count}, {"of", spec.whole_count}};
@@ -195,6 +199,7 @@ class SystemLines {
     append_number(line, spec_.shard.first + i);  // a shard's: the whole run's ids
     for_each_result(
         [&](const FieldInfo& f, const auto& values) {
+          if (!field_present(f, shape_)) return;
           line += ", \"";
           line += f.name;
           line += "\": ";
@@ -217,6 +222,9 @@ class SystemLines {
       line += '"';
     } else if (f.width == Width::kOne) {
       append_number(line, at(0));
+    } else if (f.width == Width::kEvents || f.width == Width::kEventRecords ||
+               f.width == Width::kEventCoordinates) {
+      append_events(line, f.width, at, i);
     } else if (f.width == Width::kResidualSlots) {
       const int mp = spec_.model->position_rows, mv = spec_.model->velocity_rows;
       line += "{\"position\": ";
@@ -229,6 +237,40 @@ class SystemLines {
     } else {
       append_array(line, at, 0, shape_(f.width));
     }
+  }
+
+  // An event field as an object by event name: its count, or its records (those kept: the first
+  // min(count, max) of each event), a time or a state [coordinate] each.
+  template <class At>
+  void append_events(std::string& line, Width width, const At& at, int i) const {
+    const int records = shape_.event_records, n = shape_.n;
+    const auto c = static_cast<std::size_t>(results_.count);
+    line += '{';
+    for (int e = 0; e < shape_.events; ++e) {
+      if (e > 0) line += ", ";
+      line += json(spec_.settings.event_names[static_cast<std::size_t>(e)]).dump();
+      line += ": ";
+      if (width == Width::kEvents) {
+        append_number(line, at(e));
+        continue;
+      }
+      const std::int64_t count =
+          results_.event_count[static_cast<std::size_t>(e) * c + static_cast<std::size_t>(i)];
+      const int kept =
+          static_cast<int>(std::min<std::int64_t>(count, spec_.settings.events.max_records[e]));
+      line += '[';
+      for (int r = 0; r < kept; ++r) {
+        if (r > 0) line += ", ";
+        const int record = e * records + r;
+        if (width == Width::kEventRecords) {
+          append_number(line, at(record));
+        } else {
+          append_array(line, at, record * n, record * n + n);
+        }
+      }
+      line += ']';
+    }
+    line += '}';
   }
 
   template <class At>

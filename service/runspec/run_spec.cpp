@@ -1,6 +1,7 @@
 #include "service/runspec/run_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include "kernels/backend/gpu/gpu_backend.hpp"
 #include "kernels/models/user/buckets.hpp"
 #include "kernels/uk/servo_control.hpp"
+#include "service/runspec/events.hpp"
 #include "service/runspec/initial_state.hpp"
 #include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
@@ -837,6 +839,104 @@ void parse_device(const json& spec, const ParseOptions& options, RunSpec& rs) {
   if (const json* ids = find(spec, "device_ids")) parse_device_ids(*ids, options, rs);
 }
 
+// An expression as a spec gives it: text, or a number (its JSON text).
+std::string expression_text(const json& j, const std::string& path) {
+  if (j.is_number()) return j.dump();
+  if (!j.is_string()) fail(path, "must be an expression (a string or a number), got " + kind_of(j));
+  return j.get<std::string>();
+}
+
+// An event's name: a name of the expression language, unique among the run's events.
+std::string parse_event_name(const json& j, const std::string& path,
+                             const std::vector<EventSpec>& before) {
+  constexpr std::size_t kMaxEventName = 64;
+  const std::string name = get_string(j, path);
+  const bool identifier = !name.empty() && name.size() <= kMaxEventName &&
+                          std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
+                          std::all_of(name.begin(), name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                          });
+  if (!identifier) fail(path, "must be 1 to 64 letters, digits and _, not starting with a digit");
+  for (const EventSpec& other : before)
+    if (other.name == name) fail(path, "names an event twice");
+  return name;
+}
+
+// An event's "reset": {"q": [n expressions], "qd": [n expressions]}, either or both.
+void parse_event_reset(const json& j, const std::string& path, const ModelInfo& m,
+                       EventSpec& event) {
+  require_object(j, path);
+  check_keys(j, path, {"q", "qd"});
+  if (j.empty()) fail(path, "must give q, qd or both");
+  const auto read = [&](const char* part, std::vector<std::string>& out) {
+    const json* v = find(j, part);
+    if (v == nullptr) return;
+    const std::string at = member(path, part);
+    if (!v->is_array() || v->size() != static_cast<std::size_t>(m.n))
+      fail(at, "must be an array of " + std::to_string(m.n) + " expressions, one per coordinate");
+    for (std::size_t k = 0; k < v->size(); ++k)
+      out.push_back(expression_text((*v)[k], element(at, k)));
+  };
+  read("q", event.reset_q);
+  read("qd", event.reset_qd);
+}
+
+EventSpec parse_event(const json& j, const std::string& path, const ModelInfo& m,
+                      const std::vector<EventSpec>& before) {
+  require_object(j, path);
+  check_keys(j, path, {"name", "condition", "direction", "action", "reset", "max"});
+  EventSpec event;
+  const json* name = find(j, "name");
+  if (name == nullptr) fail(member(path, "name"), "required");
+  event.name = parse_event_name(*name, member(path, "name"), before);
+  const json* condition = find(j, "condition");
+  if (condition == nullptr) fail(member(path, "condition"), "required");
+  event.condition = expression_text(*condition, member(path, "condition"));
+#define UKES_EVENT_CHOICE(id, text) {text, EventDirection::id},
+  if (const json* v = find(j, "direction"))
+    event.direction = get_choice<EventDirection>(*v, member(path, "direction"), "direction",
+                                                 {UKES_EVENT_DIRECTIONS(UKES_EVENT_CHOICE)});
+#undef UKES_EVENT_CHOICE
+#define UKES_EVENT_CHOICE(id, text) {text, EventAction::id},
+  if (const json* v = find(j, "action"))
+    event.action = get_choice<EventAction>(*v, member(path, "action"), "action",
+                                           {UKES_EVENT_ACTIONS(UKES_EVENT_CHOICE)});
+#undef UKES_EVENT_CHOICE
+  const json* reset = find(j, "reset");
+  if ((reset != nullptr) != (event.action == EventAction::kReset))
+    fail(member(path, "reset"), reset != nullptr ? "is given only with action \"reset\""
+                                                 : "required with action \"reset\"");
+  if (reset != nullptr) parse_event_reset(*reset, member(path, "reset"), m, event);
+  event.max = kDefaultEventRecords;
+  if (const json* v = find(j, "max"))
+    event.max = static_cast<int>(get_integer(*v, member(path, "max"), 0, kMaxEventRecords));
+  return event;
+}
+
+// "events" (docs/EVENTS.md): checked here, compiled for the model by compile_events.
+void parse_events(const json& j, RunSpec& rs) {
+  if (!j.is_array()) fail("events", "must be an array, got " + kind_of(j));
+  if (j.size() > static_cast<std::size_t>(kMaxEvents))
+    throw LimitError("events", std::to_string(j.size()) + " events exceed the limit of " +
+                                   std::to_string(kMaxEvents));
+  std::vector<EventSpec> events;
+  for (std::size_t e = 0; e < j.size(); ++e)
+    events.push_back(parse_event(j[e], element("events", e), *rs.model, events));
+  compile_events(events, *rs.model, rs.settings);
+}
+
+// The event records' bytes (each record a time, q and qd) against the trajectories' limit.
+void check_event_bytes(const SpecLimits& lim, const RunSpec& rs, std::int64_t systems) {
+  const EventTable& table = rs.settings.events;
+  const std::int64_t per_system = std::int64_t{8} * table.count * table.records *
+                                  (1 + 2 * static_cast<std::int64_t>(rs.model->n));
+  if (per_system > 0 && systems > lim.max_trajectory_bytes / per_system)
+    throw LimitError("events", std::to_string(systems) + " systems keeping " +
+                                   std::to_string(table.records) +
+                                   " records of each event need more than the limit of " +
+                                   std::to_string(lim.max_trajectory_bytes) + " bytes");
+}
+
 // "gpu_path"; a user model has only the fused path.
 GpuPath parse_gpu_path(const json& j, const RunSpec& rs) {
   const auto path = get_choice<GpuPath>(j, "gpu_path", "gpu_path",
@@ -851,6 +951,8 @@ GpuPath parse_gpu_path(const json& j, const RunSpec& rs) {
   if (rs.settings.method == Method::kRosenbrock && path != GpuPath::kAuto &&
       path != GpuPath::kFused)
     fail("gpu_path", "the rosenbrock method takes the fused GPU path: give auto or fused");
+  if (rs.settings.events.count > 0 && path != GpuPath::kAuto && path != GpuPath::kFused)
+    fail("gpu_path", "events are located on the fused GPU path: give auto or fused");
   return path;
 }
 
@@ -947,8 +1049,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (!spec.is_object()) fail("spec", "must be a JSON object, got " + kind_of(spec));
   check_keys(spec, "",
              {"model", "description", "params", "systems", "sweep", "assemble", "integrator",
-              "stabilization", "control", "precision", "device", "device_ids", "gpu_path", "output",
-              "shard"});
+              "stabilization", "control", "events", "precision", "device", "device_ids", "gpu_path",
+              "output", "shard"});
   RunSpec rs;
   parse_model(spec, options, rs);
   const ModelInfo& m = *rs.model;
@@ -969,6 +1071,7 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
   if (const json* st = find(spec, "stabilization")) parse_stabilization(*st, s);
   if (const json* c = find(spec, "control")) parse_control(*c, rs);
   check_control_consistency(rs);
+  if (const json* e = find(spec, "events")) parse_events(*e, rs);
   if (const json* v = find(spec, "precision")) {
     s.precision = get_choice<Precision>(*v, "precision", "precision",
                                         {{"fp64", Precision::kFp64}, {"fp32", Precision::kFp32}});
@@ -980,6 +1083,7 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
 
   // The spec is valid; is it affordable?
   check_size_limits(options.limits, systems, rs.whole_count, samples);
+  check_event_bytes(options.limits, rs, systems.count);
   rs.output.samples = static_cast<int>(samples);
   s.samples = rs.output.samples;
   resolve_trajectories(options.limits, m, rs.whole_count, rs.shard, rs.output);
@@ -991,6 +1095,8 @@ RunSpec parse_run_spec(const json& spec, const ParseOptions& options) {
 RecordShape record_shape(const RunSpec& spec) {
   RecordShape shape = record_shape(*spec.model);
   if (spec.settings.control.active) shape.control_params = shape.params;
+  shape.events = spec.settings.events.count;
+  shape.event_records = spec.settings.events.records;
   return shape;
 }
 

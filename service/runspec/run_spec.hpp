@@ -31,6 +31,10 @@
 //                  (user models) [[expressions]], robust: {gain = 0, epsilon = 1e-3},
 //                  relative_degree = each row's order | integer | [one per servo row]}
 //                  (docs/CONTROL.md); sweeps may target control.params.NAME
+//   events         [{name, condition, direction = both|rising|falling, action =
+//                  record|terminate|reset, reset: {q, qd} (action reset), max = 16}], at most 8:
+//                  zero crossings of condition expressions located on the dense output
+//                  (docs/EVENTS.md)
 //   precision      fp64 | fp32
 //   device         auto | cpu | gpu (gpu is an error when no GPU backend is available)
 //   device_ids     [ordinals]: the GPUs a GPU run spreads its slices over (default: all usable;

@@ -71,6 +71,8 @@ void publish_header(Job& job) {
   for (const std::string_view name : kTrajectoryNames)
     if (o.wants(name)) h->add_fields(std::string(name));
   h->set_residual_slots(spec.model->residual_slots());
+  for (const std::string& name : spec.settings.event_names) h->add_events(name);
+  h->set_event_records(spec.settings.events.records);
   h->set_system_summaries(job.system_summaries());
   h->set_threads(job.threads());
   // In memory whatever the budget (it is bounded, check_header_size), and in memory alone when

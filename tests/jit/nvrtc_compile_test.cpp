@@ -163,6 +163,18 @@ TEST(NvrtcStiff, TheFrictionRingsRosenbrockKernelCompilesAsBuiltInAndAsDefinitio
       "friction_ring", options, Method::kRosenbrock, "rosenbrock");
 }
 
+// Events (docs/EVENTS.md quotes the figures): the root finder on DOPRI5's dense output and the
+// event program's interpreter in the general kernel.
+TEST(NvrtcEvents, TheScarasEventKernelCompilesAsBuiltInAndAsDefinition) {
+  jit::FusedKernelSpec options;
+  options.method = Method::kDopri5;
+  options.general = options.events = true;
+  compile_built_in_and_definition<
+      FusedSystem<models::Scara, double, Method::kDopri5, true, false, true>,
+      FusedSystem<models::Scara, float, Method::kDopri5, true, false, true>>(
+      "scara", options, Method::kDopri5, "events");
+}
+
 TEST(NvrtcServoDerivatives, ASpecNamingNoModelIsRefused) {
   jit::FusedKernelSpec spec;
   spec.model = "no_such_model";

@@ -30,6 +30,12 @@ v1::RecordWidth proto_width(Width w) {
       return v1::RECORD_WIDTH_PARAMS;
     case Width::kControlParams:
       return v1::RECORD_WIDTH_CONTROL_PARAMS;
+    case Width::kEvents:
+      return v1::RECORD_WIDTH_EVENTS;
+    case Width::kEventRecords:
+      return v1::RECORD_WIDTH_EVENT_RECORDS;
+    case Width::kEventCoordinates:
+      return v1::RECORD_WIDTH_EVENT_COORDINATES;
   }
   return v1::RECORD_WIDTH_ONE;
 }
@@ -81,18 +87,21 @@ TEST(RecordTable, ByteSizesFollowTheTable) {
 // Every field of every system survives summary_chunks and the assembler, whatever the chunk
 // budget: values are distinct per field, component and system, so a swapped field or a wrong
 // stride shows.
-TEST(RecordTable, SummariesRoundTripEveryField) {
-  const std::string text = R"({"model": "slider_crank", "sweep": {"count": 7}})";
+class RecordTableRoundTrip : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RecordTableRoundTrip, SummariesRoundTripEveryField) {
+  const std::string text = GetParam();
   RunSpec spec = parse_run_spec(parse_spec_text(text));
   BatchResults results;
-  results.allocate(spec.batch, spec.settings.samples, {});
+  results.allocate(spec.batch, spec.settings.samples, {}, spec.settings.events);
   double next = 1.0;
   for_each_result(
       [&](const FieldInfo& f, auto& values) {
         for (auto& v : values) {
           using Value = std::remove_reference_t<decltype(v)>;
-          v = f.encoding == Encoding::kStatus ? static_cast<Value>(static_cast<int>(next) % 7)
-                                              : static_cast<Value>(next);
+          v = f.encoding == Encoding::kStatus
+                  ? static_cast<Value>(static_cast<int>(next) % kStatusCount)
+                  : static_cast<Value>(next);
           next += 1.0;
         }
       },
@@ -126,6 +135,15 @@ TEST(RecordTable, SummariesRoundTripEveryField) {
                    assembler.spec().batch, spec.batch);
   }
 }
+
+// Without and with events, whose fields have widths of their own (two events of 3 and 5 records:
+// a stride of 5).
+INSTANTIATE_TEST_SUITE_P(
+    Specs, RecordTableRoundTrip,
+    ::testing::Values(R"({"model": "slider_crank", "sweep": {"count": 7}})",
+                      R"({"model": "slider_crank", "sweep": {"count": 7}, "events": [
+                            {"name": "a", "condition": "th", "max": 3},
+                            {"name": "b", "condition": "x - 0.3", "max": 5}]})"));
 
 }  // namespace
 }  // namespace ukes

@@ -13,17 +13,12 @@
 #include "service/engine/engine.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "support/example_models.hpp"
+#include "support/spec_run.hpp"
 
 namespace ukes {
 namespace {
 
 using nlohmann::json;
-
-RunOutcome run(const json& spec) {
-  ExecuteOptions options;
-  options.threads = 2;
-  return execute(parse_run_spec(spec), options);
-}
 
 json reference() {
   std::ifstream in(std::string(UKES_SOURCE_DIR) + "/tests/stiff/data/friction_ring_stick.json");
@@ -58,7 +53,7 @@ double angle_error(const RunOutcome& out) {
 }
 
 TEST(StiffRun, TheFrictionRingSticksAsTheRadauReferenceDoes) {
-  const RunOutcome out = run(sticking_ring("rosenbrock", 1e-10));
+  const RunOutcome out = run_spec(sticking_ring("rosenbrock", 1e-10));
   ASSERT_EQ(out.results.status[0], static_cast<int>(Status::kOk));
   EXPECT_LT(angle_error(out), 1e-7);
   // Stuck: the bead creeps at about eps.
@@ -68,8 +63,8 @@ TEST(StiffRun, TheFrictionRingSticksAsTheRadauReferenceDoes) {
 // DOPRI5 is held to the stability bound of the stuck bead's eigenvalue (about -mu g / eps =
 // -2e6 per second): millions of steps where the L-stable method takes a few hundred.
 TEST(StiffRun, TakesFiftyTimesFewerStepsThanDopri5AtTheSameAccuracy) {
-  const RunOutcome stiff = run(sticking_ring("rosenbrock", 1e-8));
-  const RunOutcome explicit_ = run(sticking_ring("dopri5", 1e-8));
+  const RunOutcome stiff = run_spec(sticking_ring("rosenbrock", 1e-8));
+  const RunOutcome explicit_ = run_spec(sticking_ring("dopri5", 1e-8));
   ASSERT_EQ(stiff.results.status[0], static_cast<int>(Status::kOk));
   ASSERT_EQ(explicit_.results.status[0], static_cast<int>(Status::kOk));
   const double stiff_error = angle_error(stiff), explicit_error = angle_error(explicit_);
@@ -83,7 +78,7 @@ TEST(StiffRun, TakesFiftyTimesFewerStepsThanDopri5AtTheSameAccuracy) {
 }
 
 TEST(StiffRun, InSinglePrecisionTheRingStillSticksWhereTheReferenceDoes) {
-  const RunOutcome out = run(sticking_ring("rosenbrock", 1e-5, "fp32"));
+  const RunOutcome out = run_spec(sticking_ring("rosenbrock", 1e-5, "fp32"));
   ASSERT_EQ(out.results.status[0], static_cast<int>(Status::kOk));
   EXPECT_LT(angle_error(out), 1e-3);
 }
@@ -100,8 +95,8 @@ TEST(StiffRun, EveryCatalogueModelAgreesWithDopri5) {
           {"device", "cpu"},
           {"integrator", {{"method", method}, {"rtol", tol}, {"atol", tol}, {"t_end", t_end}}}};
     };
-    const RunOutcome stiff = run(spec("rosenbrock", 1e-11));
-    const RunOutcome reference = run(spec("dopri5", 1e-13));
+    const RunOutcome stiff = run_spec(spec("rosenbrock", 1e-11));
+    const RunOutcome reference = run_spec(spec("dopri5", 1e-13));
     ASSERT_EQ(stiff.results.status[0], static_cast<int>(Status::kOk)) << info.name;
     ASSERT_EQ(reference.results.status[0], static_cast<int>(Status::kOk)) << info.name;
     for (int j = 0; j < info.n; ++j) {
@@ -122,7 +117,7 @@ TEST(StiffRun, AUserModelRunsAsItsBuiltIn) {
   built_in["params"]["eps"] = 1e-5;
   json user = built_in;
   user["model"] = json::parse(example_definition_text("friction_ring"));
-  const RunOutcome a = run(built_in), b = run(user);
+  const RunOutcome a = run_spec(built_in), b = run_spec(user);
   ASSERT_EQ(b.results.status[0], static_cast<int>(Status::kOk));
   EXPECT_EQ(a.results.steps[0], b.results.steps[0]);
   for (int j = 0; j < 2; ++j) {
@@ -140,10 +135,10 @@ TEST(StiffRun, ControlAndProjectionAgreeWithDopri5) {
     spec["output"] = {{"samples", 11}, {"trajectories", "all"}};
     spec["integrator"]["method"] = "rosenbrock";
     spec["integrator"]["rtol"] = spec["integrator"]["atol"] = 1e-11;
-    const RunOutcome stiff = run(spec);
+    const RunOutcome stiff = run_spec(spec);
     spec["integrator"]["method"] = "dopri5";
     spec["integrator"]["rtol"] = spec["integrator"]["atol"] = 1e-13;
-    const RunOutcome reference = run(spec);
+    const RunOutcome reference = run_spec(spec);
     ASSERT_EQ(stiff.results.status[0], static_cast<int>(Status::kOk)) << spec.dump();
     for (int j = 0; j < stiff.results.n; ++j)
       EXPECT_NEAR(stiff.results.q_at(j, 0), reference.results.q_at(j, 0), 1e-7) << spec.dump();

@@ -330,3 +330,42 @@ def test_a_stiff_friction_ring_sticks_where_the_radau_reference_does(client):
     q = result.trajectory_fields["q"][0]
     np.testing.assert_allclose(np.arctan2(q[:, 1], q[:, 0]), reference["th"], atol=1e-7)
     assert result.steps[0] < 5000
+
+
+def test_events_come_back_by_name_with_the_closed_form_times(client, tmp_path):
+    # pendulum_polar released from pi/3 crosses the vertical at T/4 + k T/2, T = 4 sqrt(L/g)
+    # K(sin(pi/6)) (the complete elliptic integral, by SciPy); SCARA's tool passes x = 0.04 of
+    # its helix x = R sin(Omega t) at asin(0.8) / Omega, where a terminating event stops it
+    # (docs/EVENTS.md). Through the server, and back from results.json and results.h5.
+    from scipy.special import ellipk
+
+    period = 4 * np.sqrt(1 / 9.81) * ellipk(np.sin(np.pi / 6) ** 2)
+    spec = (ukes.spec("pendulum_polar").sweep(3).vary("params.m", uniform=(0.5, 2.0))
+            .integrator(rtol=1e-12, atol=1e-12, t_end=5.0)
+            .event("crossing", "th", max=16).event("leftward", "th", direction="falling"))
+    result = client.run(spec)
+    assert result.event_names == ["crossing", "leftward"]
+    crossings = int((5.0 - period / 4) // (period / 2)) + 1
+    assert (result.event_count == [crossings, (crossings + 1) // 2]).all()
+    expected = period / 4 + np.arange(crossings) * period / 2
+    np.testing.assert_allclose(result.event_t[:, 0, :crossings], np.tile(expected, (3, 1)),
+                               atol=1e-8)
+    assert np.isnan(result.event_t[:, 0, crossings:]).all()
+    assert result.event_q.shape == (3, 2, 16, 2)
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    for name in ("r.json", "r.h5"):
+        cli = run_cli(["run", str(spec_file), "--out", str(tmp_path / name)], tmp_path)
+        assert cli.returncode == 0, cli.stderr
+        loaded = ukes.load(tmp_path / name)
+        assert loaded.event_names == result.event_names
+        for field in ("event_count", "event_t", "event_q", "event_qd"):
+            np.testing.assert_array_equal(getattr(loaded, field), getattr(result, field),
+                                          err_msg=f"{name} {field}")
+    stop = (ukes.spec("scara").assemble().integrator(rtol=1e-12, atol=1e-12, t_end=2.0)
+            .event("leaves_workspace", "-l1 * sin(q1) - l2 * sin(q1 + q2) - 0.04",
+                   direction="rising", action="terminate"))
+    stopped = client.run(stop)
+    assert list(stopped.status) == ["terminated"]
+    assert stopped.ok.all() and stopped.statistics["ok"] == 1
+    np.testing.assert_allclose(stopped.t, np.arcsin(0.8) / (0.4 * np.pi), atol=1e-8)

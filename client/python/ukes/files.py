@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ukes.hdf5 import read_results, read_trajectories
-from ukes.record import FIELDS, RESIDUAL_LEVELS, RecordField
+from ukes.record import FIELDS, RESIDUAL_LEVELS, RecordField, RecordShape
 from ukes.result import Result, residual_names
 from ukes.v1 import ukes_pb2 as pb
 
@@ -59,7 +59,8 @@ def _result(description: dict[str, Any], model: pb.Model, param_names: list[str]
         statistics=statistics, sample_times=np.zeros(0),
         trajectory_ids=np.zeros(0, dtype=np.int64), elapsed_s=description.get("elapsed_s", 0.0),
         steps_total=description.get("steps_total", 0),
-        first_id=description.get("shard", {}).get("first", 0))
+        first_id=description.get("shard", {}).get("first", 0),
+        event_names=list(description.get("events", [])))
 
 
 def _load_json(path: Path) -> Result:
@@ -68,23 +69,38 @@ def _load_json(path: Path) -> Result:
     model = _model(doc)
     records = doc.get("systems", [])
     count, param_names = len(records), list(doc.get("params", {}))
+    events = doc.get("events", [])
+    shape = _shape(model, len(param_names), doc)
     systems = {}
     for field in FIELDS:
-        columns = field.columns(model.n, len(residual_names(model)), len(param_names),
-                                "control" in doc)
         if records and field.name in records[0]:
-            values = [_flat(r[field.name]) for r in records]
+            values = [_json_value(field, r[field.name], events, shape) for r in records]
             systems[field.name] = np.asarray(values, dtype=field.dtype).reshape(
-                systems_shape(field, count, columns))
+                (count,) + field.dims(shape))
         else:  # not in results.json: each system's inputs
-            systems[field.name] = field.empty(count, columns)
+            systems[field.name] = field.empty(count, shape)
     description = {k: v for k, v in doc.items() if k not in ("systems", "ensemble")}
     return _result(description, model, param_names, systems, doc.get("ensemble", {}))
 
 
-def systems_shape(field: RecordField, count: int, columns: int) -> tuple[int, ...]:
-    """The shape of a per-system array: [count] for scalars, else [count, columns]."""
-    return (count,) if field.width == pb.RECORD_WIDTH_ONE else (count, columns)
+def _shape(model: pb.Model, params: int, description: dict[str, Any]) -> RecordShape:
+    """The record's sizes as a result file's description gives them."""
+    return RecordShape(model.n, len(residual_names(model)), params, "control" in description,
+                       len(description.get("events", [])), description.get("event_records", 0))
+
+
+def _json_value(field: RecordField, value: Any, events: list[str], shape: RecordShape) -> Any:
+    """One system's value of a field as results.json writes it, as an array of dims(shape):
+    event fields come by event name with the records kept alone, and are padded with NaN."""
+    if field.width == pb.RECORD_WIDTH_EVENTS:
+        return [value[name] for name in events]
+    if field.width in (pb.RECORD_WIDTH_EVENT_RECORDS, pb.RECORD_WIDTH_EVENT_COORDINATES):
+        out = np.full(field.dims(shape), np.nan)
+        for e, name in enumerate(events):
+            kept = np.asarray(value[name], dtype=np.float64)
+            out[e, :len(kept)] = kept.reshape((len(kept),) + out.shape[2:])
+        return out
+    return _flat(value)
 
 
 def _flat(value: Any) -> Any:
@@ -103,11 +119,12 @@ def _load_hdf5(path: Path) -> Result:
     model = _model(description)
     systems = contents["systems"]
     count = len(systems["status"])
+    shape = _shape(model, len(contents["param_names"]), description)
     for field in FIELDS:  # a field the run has not (control_params outside a controlled run)
         if field.name not in systems:
-            columns = field.columns(model.n, len(contents["residual_names"]),
-                                    len(contents["param_names"]), "control" in description)
-            systems[field.name] = field.empty(count, columns)
+            systems[field.name] = field.empty(count, shape)
+        else:  # stored [count, width]: the event fields' components flattened
+            systems[field.name] = systems[field.name].reshape((count,) + field.dims(shape))
     return _result(description, model, contents["param_names"], systems, contents["statistics"])
 
 

@@ -16,6 +16,19 @@ RESIDUAL_LEVELS = ("position", "position_rate", "velocity")
 
 
 @dataclass(frozen=True)
+class RecordShape:
+    """The sizes of one run's record: a model of n coordinates, residual_slots slots and params
+    parameters; the controller's parameters only in a controlled run (docs/CONTROL.md); `events`
+    events keeping `event_records` records each (docs/EVENTS.md)."""
+    n: int
+    residual_slots: int
+    params: int
+    controlled: bool = False
+    events: int = 0
+    event_records: int = 0
+
+
+@dataclass(frozen=True)
 class RecordField:
     """One per-system field: its name, the width kind (pb.RecordWidth) and how it is stored."""
     name: str
@@ -23,21 +36,25 @@ class RecordField:
     is_status: bool
     dtype: type
 
-    def columns(self, n: int, residual_slots: int, params: int, controlled: bool = False) -> int:
-        """Values per system for a model of n coordinates, residual_slots slots and params
-        parameters; the controller's parameters only in a controlled run (docs/CONTROL.md)."""
-        return {pb.RECORD_WIDTH_ONE: 1, pb.RECORD_WIDTH_COORDINATES: n,
-                pb.RECORD_WIDTH_RESIDUAL_SLOTS: residual_slots,
-                pb.RECORD_WIDTH_PARAMS: params,
-                pb.RECORD_WIDTH_CONTROL_PARAMS: params if controlled else 0}[self.width]
+    def dims(self, shape: RecordShape) -> tuple[int, ...]:
+        """One system's array shape: () for scalars, (n,), (slots,), (params,); (events,),
+        (events, records) and (events, records, n) for the event fields."""
+        return {pb.RECORD_WIDTH_ONE: (), pb.RECORD_WIDTH_COORDINATES: (shape.n,),
+                pb.RECORD_WIDTH_RESIDUAL_SLOTS: (shape.residual_slots,),
+                pb.RECORD_WIDTH_PARAMS: (shape.params,),
+                pb.RECORD_WIDTH_CONTROL_PARAMS: (shape.params if shape.controlled else 0,),
+                pb.RECORD_WIDTH_EVENTS: (shape.events,),
+                pb.RECORD_WIDTH_EVENT_RECORDS: (shape.events, shape.event_records),
+                pb.RECORD_WIDTH_EVENT_COORDINATES: (shape.events, shape.event_records, shape.n),
+                }[self.width]
 
-    def empty(self, count: int, columns: int) -> np.ndarray:
+    def empty(self, count: int, shape: RecordShape) -> np.ndarray:
         """Room for `count` systems: NaN (reals), 0 (counts), "unspecified" (statuses); shape
-        [count] for scalars, else [count, columns]."""
-        shape = (count,) if self.width == pb.RECORD_WIDTH_ONE else (count, columns)
+        (count,) + dims(shape)."""
+        size = (count,) + self.dims(shape)
         if self.is_status:
-            return np.full(shape, "unspecified", dtype=object)
-        return np.full(shape, np.nan) if self.dtype is np.float64 else np.zeros(shape, self.dtype)
+            return np.full(size, "unspecified", dtype=object)
+        return np.full(size, np.nan) if self.dtype is np.float64 else np.zeros(size, self.dtype)
 
 
 def _field(d: FieldDescriptor) -> RecordField:

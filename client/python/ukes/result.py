@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ukes.record import FIELDS, status_name
+from ukes.record import FIELDS, RecordShape, status_name
 from ukes.v1 import ukes_pb2 as pb
 
 if TYPE_CHECKING:
@@ -44,7 +44,10 @@ class Result:
     per-system record (ukes.record.FIELDS: the protocol's SystemSummaries) and readable as
     attributes: `status` (names such as "ok"), `t` (final time), `q`, `qd` (final state, [system,
     coordinate]), `residual_max` ([system, residual slot], named by `residual_names`),
-    `force_max`, `inconsistency_max`, `steps`, `rejected`, and the inputs each system was
+    `force_max`, `inconsistency_max`, `steps`, `rejected`; in a run with events (named by
+    `event_names`, docs/EVENTS.md) `event_count` [system, event] and the records kept, `event_t`
+    [system, event, record] and `event_q`, `event_qd` [system, event, record, coordinate] (NaN
+    past each count); and the inputs each system was
     integrated from (after sweeps and defaults): `params` ([system, parameter], named by
     `param_names`), `q0`, `qd0`. `statistics` holds the ensemble statistics over the systems
     that ended ok (as docs/RUNSPEC.md's "ensemble"). Recorded trajectories: `sample_times`,
@@ -75,6 +78,7 @@ class Result:
     steps_total: int = 0
     message: str = ""
     first_id: int = 0
+    event_names: list[str] = field(default_factory=list)
 
     def __getattr__(self, name: str) -> np.ndarray:
         # Only called for names that are not attributes: the per-system fields.
@@ -119,8 +123,9 @@ class Result:
 
     @property
     def ok(self) -> np.ndarray:
-        """Boolean mask of the systems that ended ok."""
-        return self.status == "ok"
+        """Boolean mask of the systems that ended as asked: ok, or at a terminating event (the
+        systems the statistics summarize)."""
+        return np.isin(self.status, ("ok", "terminated"))
 
 
 class ResultBuilder:
@@ -152,9 +157,9 @@ class ResultBuilder:
         self.header = h
         n, count, slots = h.model.n, h.count, h.residual_slots
         controlled = "control" in json.loads(h.spec_json or "{}")
-        self.columns = {f.name: f.columns(n, slots, len(h.model.params), controlled)
-                        for f in FIELDS}
-        self.systems = {f.name: f.empty(count, self.columns[f.name]) for f in FIELDS}
+        self.shape = RecordShape(n, slots, len(h.model.params), controlled, len(h.events),
+                                 h.event_records)
+        self.systems = {f.name: f.empty(count, self.shape) for f in FIELDS}
         self.slot_of = {sid: k for k, sid in enumerate(h.trajectory_ids)}  # the shard's ids
         self.first_id = json.loads(h.spec_json or "{}").get("shard", {}).get("first", 0)
         samples, recorded = len(h.sample_times), len(h.trajectory_ids)
@@ -170,8 +175,8 @@ class ResultBuilder:
             elif self.systems[f.name].ndim == 1:
                 self.systems[f.name][rows] = values
             else:
-                self.systems[f.name][rows] = np.asarray(values).reshape(s.count,
-                                                                        self.columns[f.name])
+                self.systems[f.name][rows] = np.asarray(values).reshape((s.count,)
+                                                                        + f.dims(self.shape))
 
     def _trajectory(self, c: pb.TrajectoryChunk) -> None:
         samples = slice(c.sample_begin, c.sample_begin + c.sample_count)
@@ -195,7 +200,8 @@ class ResultBuilder:
             sample_times=np.asarray(h.sample_times),
             trajectory_ids=np.asarray(h.trajectory_ids, dtype=np.int64) + self.first_id,
             trajectory_fields=self.traj, elapsed_s=self.end.elapsed_s,
-            steps_total=self.end.steps_total, message=self.end.message, first_id=self.first_id)
+            steps_total=self.end.steps_total, message=self.end.message, first_id=self.first_id,
+            event_names=list(h.events))
 
 
 def statistics_dict(s: pb.EnsembleStatistics, model: pb.Model) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def merge(parts: Sequence[Result], spec: Optional[Mapping[str, Any]] = None) -> 
         sample_times=head.sample_times, trajectory_ids=ids, trajectory_fields=fields,
         elapsed_s=max(p.elapsed_s for p in parts),
         steps_total=sum(p.steps_total for p in parts),
-        message="; ".join(p.message for p in parts if p.message))
+        message="; ".join(p.message for p in parts if p.message), event_names=head.event_names)
 
 
 def _check_cover(parts: Sequence[Result], spec: Mapping[str, Any]) -> None:
@@ -171,10 +171,10 @@ def _percentile(v: np.ndarray, p: float) -> float:
 
 def ensemble_statistics(systems: Mapping[str, np.ndarray], coordinates: Sequence[str],
                         model: Any) -> dict[str, Any]:
-    """The ensemble statistics of docs/RUNSPEC.md over the systems that ended ok, laid out as
-    Result.statistics."""
+    """The ensemble statistics of docs/RUNSPEC.md over the systems that ended as asked (ok or
+    terminated, docs/EVENTS.md), laid out as Result.statistics."""
     status = systems["status"]
-    ok = status == "ok"
+    ok = np.isin(status, ("ok", "terminated"))
 
     def named(columns: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
         return [dict(summarize(columns[ok, j]), name=name) for j, name in enumerate(names)]

@@ -98,6 +98,25 @@ class SpecBuilder(dict):
         self["control"] = section
         return self
 
+    def event(self, name: str, condition: Union[str, float], direction: str = "both",
+              action: str = "record", reset_q: Optional[Sequence[Union[str, float]]] = None,
+              reset_qd: Optional[Sequence[Union[str, float]]] = None,
+              max: Optional[int] = None) -> "SpecBuilder":
+        """Adds an event (docs/EVENTS.md): the zero crossings of `condition` (an expression over
+        the coordinates, `<coordinate>_dot`, parameters and t) in `direction` ("rising",
+        "falling", "both"), with `action` "record", "terminate" or "reset" (then reset_q and/or
+        reset_qd: one expression per coordinate); `max` records kept per system (default 16)."""
+        event: dict[str, Any] = {"name": name, "condition": condition, "direction": direction,
+                                 "action": action}
+        reset = {key: list(values) for key, values in (("q", reset_q), ("qd", reset_qd))
+                 if values is not None}
+        if reset:
+            event["reset"] = reset
+        if max is not None:
+            event["max"] = int(max)
+        self.setdefault("events", []).append(event)
+        return self
+
     def device(self, device: str, precision: str = "fp64",
                device_ids: Optional[Sequence[int]] = None) -> "SpecBuilder":
         """Where and how precisely to run: device "auto", "cpu" or "gpu"; "fp64" or "fp32";

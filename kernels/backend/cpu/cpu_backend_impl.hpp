@@ -31,10 +31,11 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
         if (stop_requested(settings.cancel)) {
           out.status[i] = static_cast<std::int32_t>(Status::kCancelled);
         } else if (settings.method == Method::kRosenbrock) {
-          StiffSystem<Model, T>::run(in, settings, i, out);
+          StiffSystem<Model, T>::template run<true, true>(in, settings, i, out);
         } else {
-          // Servo rows of a higher relative degree are followed for every model with series.
-          SystemKernel<Model, T>::template run<kTakesSeries<Model, T>>(in, settings, i, out);
+          // Servo rows of a higher relative degree are followed for every model with series;
+          // events are located when the run has any.
+          SystemKernel<Model, T>::template run<kTakesSeries<Model, T>, true>(in, settings, i, out);
         }
       }
     }

@@ -43,10 +43,10 @@ std::shared_ptr<const CompiledKernel> compiled_fused_kernel(const UserModelProgr
 // UserModel<K> (the interpreter's) by its bucket, a built-in by its name.
 template <class Kernel>
 struct FusedSpecOf;
-template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives>
-struct FusedSpecOf<FusedSystem<Model, T, kMethod, kGeneral, kServoDerivatives>> {
+template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives, bool kEvents>
+struct FusedSpecOf<FusedSystem<Model, T, kMethod, kGeneral, kServoDerivatives, kEvents>> {
   static jit::FusedKernelSpec get() {
-    using Kernel = FusedSystem<Model, T, kMethod, kGeneral, kServoDerivatives>;
+    using Kernel = FusedSystem<Model, T, kMethod, kGeneral, kServoDerivatives, kEvents>;
     jit::FusedKernelSpec spec;
     if constexpr (BucketModel<Model>) {
       spec.bucket = Model::kN;
@@ -57,6 +57,7 @@ struct FusedSpecOf<FusedSystem<Model, T, kMethod, kGeneral, kServoDerivatives>> 
     spec.method = kMethod;
     spec.general = kGeneral;
     spec.servo_derivatives = kServoDerivatives;
+    spec.events = kEvents;
     spec.host_size = sizeof(Kernel);
     spec.host_align = alignof(Kernel);
     return spec;

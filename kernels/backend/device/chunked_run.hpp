@@ -70,11 +70,19 @@ class ChunkedRun {
     total_ = request.input.count;
     const EnsembleSettings& s = *request.settings;
     if (settings_.control.active) shape_.control_params = shape_.params;
+    shape_.events = settings_.events.count;
+    shape_.event_records = settings_.events.records;
     path_ = choose_gpu_path(s.gpu_path, Model::kN, kRows<Model>);
-    // The controller's evaluation and the stiff method are the fused kernel's alone (the run spec
-    // refuses asking for another path with either).
-    if (settings_.control.active || settings_.method == Method::kRosenbrock)
+    // The controller's evaluation, the stiff method and events are the fused kernel's alone (the
+    // run spec refuses asking for another path with any of them).
+    if (settings_.control.active || settings_.method == Method::kRosenbrock || events())
       path_ = GpuPath::kFused;
+    if (events()) {
+      event_code_ = std::make_unique<DeviceCode<Api>>(settings_.events.program,
+                                                      settings_.events.instruction_count,
+                                                      settings_.events.constant_count);
+      settings_.events.program = event_code_->view();
+    }
     // User models run on the fused path alone: each bucket's warp and staged kernels would cost
     // several more minutes of ptxas per build (the run spec refuses asking for them).
     if constexpr (BucketModel<Model>) path_ = GpuPath::kFused;
@@ -217,8 +225,9 @@ class ChunkedRun {
     ++report_.chunks;
   }
 
-  // Whether the run needs the general fused kernel: with the step projection or control.
-  bool general() const { return settings_.projection || settings_.control.active; }
+  // Whether the run needs the general fused kernel: with the step projection, control or events.
+  bool general() const { return settings_.projection || settings_.control.active || events(); }
+  bool events() const { return settings_.events.count > 0; }
   // Whether its controller differentiates servo rows of a higher relative degree
   // (kernels/uk/servo_derivatives.hpp): a kernel that an API which compiles kernels at run time
   // has only as compiled for the model (FusedSystem, system_kernels.hpp).
@@ -226,10 +235,10 @@ class ChunkedRun {
     return settings_.control.active && settings_.control.higher_degree_rows != 0;
   }
   // Whether the run's fused kernel exists only as compiled for the model at run time: servo
-  // derivatives, and the stiff method (kernels/ensemble/stiff_system.hpp), whose Jacobian by
-  // duals would as well make every model's ahead-of-time build several times longer.
+  // derivatives, the stiff method (kernels/ensemble/stiff_system.hpp), whose Jacobian by duals
+  // would as well make every model's ahead-of-time build several times longer, and events.
   bool compiled_at_run_time_only() const {
-    return servo_derivatives() || settings_.method == Method::kRosenbrock;
+    return servo_derivatives() || settings_.method == Method::kRosenbrock || events();
   }
 
   // The fused kernel of method kMethod; without the step projection's and the controller's code
@@ -238,6 +247,10 @@ class ChunkedRun {
   template <Method kMethod>
   void launch_fused(Stream& stream, int count, const BatchInputView& in,
                     const BatchOutputView& out) {
+    if (events()) {
+      launch_with_events<kMethod>(stream, count, in, out);
+      return;
+    }
     // The stiff method never follows servo derivatives (the run spec refuses the pair).
     if constexpr (kMethod != Method::kRosenbrock) {
       if (servo_derivatives()) {
@@ -251,6 +264,20 @@ class ChunkedRun {
       launch_fused(stream, count, FusedSystem<Model, T, kMethod, false>{in, settings_, out});
     }
   }
+  template <Method kMethod>
+  void launch_with_events(Stream& stream, int count, const BatchInputView& in,
+                          const BatchOutputView& out) {
+    if constexpr (kMethod != Method::kRosenbrock) {
+      if (servo_derivatives()) {
+        launch_fused(stream, count,
+                     FusedSystem<Model, T, kMethod, true, true, true>{in, settings_, out});
+        return;
+      }
+    }
+    launch_fused(stream, count,
+                 FusedSystem<Model, T, kMethod, true, false, true>{in, settings_, out});
+  }
+
   template <class Kernel>
   void launch_fused(Stream& stream, int count, const Kernel& kernel) {
     if constexpr (CompilesKernels<Api>) {
@@ -260,7 +287,8 @@ class ChunkedRun {
       }
       // compile_fused threw when it got none: no ahead-of-time code to fall back on.
       if constexpr (Kernel::kCompiledAtRunTimeOnly) {
-        throw std::logic_error("no compiled kernel for servo derivatives or the stiff method");
+        throw std::logic_error(
+            "no compiled kernel for servo derivatives, the stiff method or events");
       } else {
         Api::launch_systems(stream, count, kernel);
       }
@@ -279,10 +307,16 @@ class ChunkedRun {
     const CancelFlag* cancel = req_.settings->cancel;
     const auto compile = [&]<Method kMethod>() {
       if constexpr (kMethod != Method::kRosenbrock) {
+        if (servo_derivatives() && events())
+          return Api::template compile<FusedSystem<Model, T, kMethod, true, true, true>>(
+              program, cancel, &why);
         if (servo_derivatives())
           return Api::template compile<FusedSystem<Model, T, kMethod, true, true>>(program, cancel,
                                                                                    &why);
       }
+      if (events())
+        return Api::template compile<FusedSystem<Model, T, kMethod, true, false, true>>(
+            program, cancel, &why);
       return general() ? Api::template compile<FusedSystem<Model, T, kMethod, true>>(program,
                                                                                      cancel, &why)
                        : Api::template compile<FusedSystem<Model, T, kMethod, false>>(program,
@@ -309,7 +343,8 @@ class ChunkedRun {
     } else if (compiled_at_run_time_only()) {
       throw std::runtime_error(
           std::string(servo_derivatives() ? "servo rows of a higher relative degree"
-                                          : "the rosenbrock method") +
+                      : settings_.method == Method::kRosenbrock ? "the rosenbrock method"
+                                                                : "events") +
           " runs on this GPU only in a kernel compiled for the model at run time, and there is "
           "none: " +
           why);
@@ -386,6 +421,7 @@ class ChunkedRun {
   int trajectory_capacity_ = 0;
   GpuPath path_ = GpuPath::kFused;
   std::unique_ptr<DeviceProgram<Api>> program_;            // a user model's, for the whole run
+  std::unique_ptr<DeviceCode<Api>> event_code_;            // the event program's, likewise
   std::shared_ptr<const CompiledKernelOf<Api>> compiled_;  // see compile_fused
   ContextLease<Api> context_{req_.device};  // slots, resident summaries, solver handle
   std::array<Slot, 2>& slots_ = context_->slots;

@@ -11,7 +11,9 @@
 // the run's model (kernels/backend/cuda/jit/): its series code would make every model's
 // ahead-of-time build several times longer. The host emulation compiles it ahead of time.
 // The stiff method (Method::kRosenbrock, kernels/ensemble/stiff_system.hpp) is compiled the same
-// way, for the same reason: its Jacobian evaluates the whole right-hand side on duals.
+// way, for the same reason: its Jacobian evaluates the whole right-hand side on duals. So are the
+// kernels that locate events (kEvents, with kGeneral; docs/EVENTS.md): the root finder and the
+// event program's interpreter would grow every general kernel that runs without events.
 //
 // WarpSystem, the warp path (GpuPath::kWarp, only when a spec asks for it: launch_policy.hpp says
 // why): a team of lanes (kernels/linalg/team.hpp; a warp on the GPU) integrates one system.
@@ -26,14 +28,16 @@
 
 namespace ukes {
 
-template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives = false>
+template <class Model, class T, Method kMethod, bool kGeneral, bool kServoDerivatives = false,
+          bool kEvents = false>
 struct FusedSystem {
   static_assert(kGeneral || !kServoDerivatives, "the controller's code is the general kernel's");
+  static_assert(kGeneral || !kEvents, "events are the general kernel's");
   static_assert(kMethod != Method::kRosenbrock || !kServoDerivatives,
                 "the stiff method does not follow servo derivatives");
   // Whether the CUDA module has this kernel only as compiled at run time for the model.
   static constexpr bool kCompiledAtRunTimeOnly =
-      kServoDerivatives || kMethod == Method::kRosenbrock;
+      kServoDerivatives || kMethod == Method::kRosenbrock || kEvents;
 
   BatchInputView in;
   RunSettings<T> settings;
@@ -41,10 +45,10 @@ struct FusedSystem {
 
   UKES_HD void operator()(int i) const {
     if constexpr (kMethod == Method::kRosenbrock) {
-      StiffSystem<Model, T>::template run<kGeneral>(in, settings, i, out);
+      StiffSystem<Model, T>::template run<kGeneral, kEvents>(in, settings, i, out);
     } else {
-      SystemKernel<Model, T>::template run<kMethod, kGeneral, kServoDerivatives>(in, settings, i,
-                                                                                 out);
+      SystemKernel<Model, T>::template run<kMethod, kGeneral, kServoDerivatives, kEvents>(
+          in, settings, i, out);
     }
   }
 };

@@ -199,7 +199,7 @@ GpuRunReport run_ensemble_gpu(const Batch& batch, const EnsembleSettings& s, Bat
                                 std::to_string(module_devices(loaded)) + " found)");
   if (lost_devices().lost(device)) throw GpuUnusableError(lost_devices().reason(device));
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
-  results.allocate(batch, s.samples, traj_ids);
+  results.allocate(batch, s.samples, traj_ids, s.events);
   results.backend = "gpu";
   GpuRunRequest request;
   request.model = batch.model->name.c_str();

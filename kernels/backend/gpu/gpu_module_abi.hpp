@@ -19,7 +19,7 @@
 
 namespace ukes {
 
-inline constexpr int kGpuModuleAbi = 9;
+inline constexpr int kGpuModuleAbi = 10;
 
 // Device 0's figures; the module's devices are its ordinals 0 .. device_count - 1 (the CUDA
 // runtime's, so CUDA_VISIBLE_DEVICES chooses them), all of one kind as the probe checks.

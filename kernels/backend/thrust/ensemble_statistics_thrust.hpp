@@ -60,9 +60,10 @@ struct AddTallies {
   }
 };
 
+// Ended as asked (ok or terminated, batch_layout.hpp): what the summaries are over.
 struct IsOk {
   UKES_HD bool operator()(std::int32_t status) const {
-    return status == static_cast<std::int32_t>(Status::kOk);
+    return ended_as_asked(static_cast<Status>(status));
   }
 };
 
@@ -172,7 +173,8 @@ EnsembleStatistics ensemble_statistics_thrust(const Policy& policy, const Thrust
       policy, in.status, in.status + count, ts::TallyOne{}, ts::StatusTally{}, ts::AddTallies{});
   for (int s = 0; s < kStatusCount; ++s)
     e.by_status[static_cast<std::size_t>(s)] = tally.by_status[s];
-  e.ok = tally.by_status[static_cast<int>(Status::kOk)];
+  e.ok = tally.by_status[static_cast<int>(Status::kOk)] +
+         tally.by_status[static_cast<int>(Status::kTerminated)];
   e.failed = e.count - e.ok;
 
   // One id buffer: first the failed ids (when asked for), then the ok ids the columns gather by.

@@ -43,7 +43,7 @@ struct PfaffianParticleSegments {
       case expr::Segment::kDerived:
         Derived(in, store);
         return;
-      case expr::Segment::kCount:
+      default:  // an event program's segments
         return;
     }
   }

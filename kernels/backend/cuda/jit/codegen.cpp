@@ -16,6 +16,9 @@ constexpr const char* kSegmentNames[] = {
 #undef UKES_CODEGEN_SEGMENT_NAME
 };
 
+// The segments a model's program has: those before the event program's (program.hpp).
+constexpr int kModelSegments = static_cast<int>(Segment::kEventConditions);
+
 constexpr const char* kOpNames[] = {
 #define UKES_CODEGEN_OP_NAME(Name, ...) #Name,
     UKES_EXPR_MOVES(UKES_CODEGEN_OP_NAME) UKES_EXPR_OPERATORS(UKES_CODEGEN_OP_NAME)
@@ -146,12 +149,12 @@ std::string generated_segments(const UserModelProgram& program, const std::strin
       << "                                      const expr::Inputs<S, T>& in, const Store& store) "
          "{\n"
       << "    switch (segment) {\n";
-  for (int s = 0; s < kSegmentCount; ++s)
+  for (int s = 0; s < kModelSegments; ++s)
     out << "      case expr::Segment::k" << kSegmentNames[s] << ":\n        " << kSegmentNames[s]
         << "(in, store);\n        return;\n";
-  out << "      case expr::Segment::kCount:\n        return;\n    }\n  }\n\n";
+  out << "      default:  // an event program's segments\n        return;\n    }\n  }\n\n";
   SegmentWriter writer(program, out);
-  for (int s = 0; s < kSegmentCount; ++s) writer.write(static_cast<Segment>(s));
+  for (int s = 0; s < kModelSegments; ++s) writer.write(static_cast<Segment>(s));
   out << "};\n";
   return out.str();
 }

@@ -44,7 +44,8 @@ FusedSource fused_source(const UserModelProgram* program, const FusedKernelSpec&
   const std::string system =
       "ukes::FusedSystem<" + model.type + ", " + (spec.fp64 ? "double" : "float") +
       ", (ukes::Method)" + std::to_string(static_cast<int>(spec.method)) + ", " +
-      (spec.general ? "true" : "false") + ", " + (spec.servo_derivatives ? "true" : "false") + ">";
+      (spec.general ? "true" : "false") + ", " + (spec.servo_derivatives ? "true" : "false") +
+      ", " + (spec.events ? "true" : "false") + ">";
   FusedSource source;
   source.text =
       std::string(

@@ -26,6 +26,7 @@ struct FusedKernelSpec {
   Method method = Method::kRk4;
   bool general = false;  // FusedSystem's kGeneral: step projection and control compiled in
   bool servo_derivatives = false;             // FusedSystem's kServoDerivatives (with general)
+  bool events = false;                        // FusedSystem's kEvents (with general)
   std::size_t host_size = 0, host_align = 0;  // the FusedSystem the host passes
 };
 

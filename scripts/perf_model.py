@@ -76,10 +76,11 @@ def kernel_resources(pattern: str) -> dict:
 
 
 def fused_resources() -> dict:
-    """The plain fused FP64 RK4 kernel ((ukes::Method)0): runs without the step projection and
-    without control (the default)."""
+    """The plain fused FP64 RK4 kernel ((ukes::Method)0): runs without the step projection,
+    control and events (the default)."""
     return kernel_resources(r"void ukes::cuda::system_kernel<ukes::FusedSystem<"
-                            r"ukes::models::(\w+), double, \(ukes::Method\)0, false, false> ?>")
+                            r"ukes::models::(\w+), double, \(ukes::Method\)0, false, false, "
+                            r"false> ?>")
 
 
 def warp_resources() -> dict:

@@ -68,7 +68,7 @@ ThrustStatisticsInput input_of(const BatchResults& r) {
 std::vector<std::int32_t> failed_ids_by_scan(const BatchResults& r) {
   std::vector<std::int32_t> ids;
   for (int i = 0; i < r.count; ++i)
-    if (r.status[static_cast<std::size_t>(i)] != static_cast<std::int32_t>(Status::kOk))
+    if (!ended_as_asked(static_cast<Status>(r.status[static_cast<std::size_t>(i)])))
       ids.push_back(i);
   return ids;
 }

@@ -36,7 +36,7 @@ std::vector<int> interpreted_row(int bucket, const Variant& v) {
                              std::to_string(bucket) + ", ukes::InterpretedSegments>, " +
                              (v.fp64 ? "double" : "float") + ", (ukes::Method)" +
                              std::to_string(static_cast<int>(v.method)) + ", " +
-                             (v.general ? "true" : "false") + ", false> >(";
+                             (v.general ? "true" : "false") + ", false, false> >(";
   std::ifstream table(std::string(UKES_SOURCE_DIR) + "/benchmarks/kernel_resources.tsv");
   std::string line;
   while (std::getline(table, line)) {

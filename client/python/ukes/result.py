@@ -50,7 +50,7 @@ class Result:
     past each count); and the inputs each system was
     integrated from (after sweeps and defaults): `params` ([system, parameter], named by
     `param_names`), `q0`, `qd0`. `statistics` holds the ensemble statistics over the systems
-    that ended ok (as docs/RUNSPEC.md's "ensemble"). Recorded trajectories: `sample_times`,
+    that ended ok or terminated (as docs/RUNSPEC.md's "ensemble"). Recorded trajectories: `sample_times`,
     `trajectory_ids` (the recorded systems) and, per field, [recorded system, sample, component]
     arrays in `trajectory_fields`; `trajectories` gives them as an xarray.Dataset. `spec` is the
     spec as the server ran it, `t0` and `t_end` its integration interval. A shard's Result

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "service/runspec/model_source.hpp"
 #include "service/runspec/printable_text.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "service/runspec/spec_text.hpp"
@@ -96,11 +97,19 @@ inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b
          });
 }
 
+// Whether two parses name one model: the catalogue's same entry, or one definition (an inline
+// definition is parsed into a model of its own each time).
+inline bool same_model(const ModelInfo* a, const ModelInfo* b) {
+  if (a == b) return true;
+  return a != nullptr && b != nullptr && a->user && b->user && model_id(*a) == model_id(*b);
+}
+
 // A spec parse_run_spec accepted is consistent and within `options`.
 inline void check_run_spec(const RunSpec& s, const ParseOptions& options) {
   UKES_FUZZ_CHECK(s.model != nullptr);
   const ModelInfo& m = *s.model;
-  UKES_FUZZ_CHECK(find_model(m.name) == s.model);
+  // A catalogue model is the catalogue's; an inline definition is the spec's own.
+  UKES_FUZZ_CHECK(m.user ? s.user_model.get() == s.model : find_model(m.name) == s.model);
   const Batch& b = s.batch;
   UKES_FUZZ_CHECK(b.model == s.model);
   UKES_FUZZ_CHECK(b.count >= 1);
@@ -142,6 +151,11 @@ inline void check_run_spec(const RunSpec& s, const ParseOptions& options) {
   UKES_FUZZ_CHECK(std::isfinite(st.alpha) && st.alpha >= 0);
   UKES_FUZZ_CHECK(std::isfinite(st.beta) && st.beta >= 0);
   UKES_FUZZ_CHECK(st.threads == 0);
+  // Events (docs/EVENTS.md): within their limits, named, compiled.
+  UKES_FUZZ_CHECK(st.events.count >= 0 && st.events.count <= kMaxEvents);
+  UKES_FUZZ_CHECK(st.events.records >= 0 && st.events.records <= kMaxEventRecords);
+  UKES_FUZZ_CHECK(st.event_names.size() == static_cast<std::size_t>(st.events.count));
+  UKES_FUZZ_CHECK((st.events.count > 0) == (st.event_program != nullptr));
 
   const OutputSpec& o = s.output;
   UKES_FUZZ_CHECK(o.samples >= 2 && o.samples <= options.limits.max_samples);
@@ -183,7 +197,7 @@ inline void check_slices(const nlohmann::json& doc, const RunSpec& whole, ParseO
   options.build_batch = false;
   const Parsed lazy = parse_checked(doc, options);
   UKES_FUZZ_CHECK_MSG(lazy.ok, "refused without build_batch: " + lazy.what);
-  UKES_FUZZ_CHECK(lazy.spec.model == whole.model);
+  UKES_FUZZ_CHECK(same_model(lazy.spec.model, whole.model));
   UKES_FUZZ_CHECK(lazy.spec.batch.count == whole.batch.count);
   const int count = whole.batch.count, split = count / 3;
   for (const auto& range : {std::pair{0, split}, std::pair{split, count}}) {
@@ -195,7 +209,7 @@ inline void check_slices(const nlohmann::json& doc, const RunSpec& whole, ParseO
     } catch (const std::exception& e) {
       UKES_FUZZ_FAIL("batch_slice threw", e.what());
     }
-    UKES_FUZZ_CHECK(part.model == whole.model && part.count == end - first);
+    UKES_FUZZ_CHECK(part.model == lazy.spec.model && part.count == end - first);
     // Row r of a slice is row r of the whole batch, columns first .. end - 1.
     const auto rows_match = [&](const std::vector<double>& got, const std::vector<double>& all) {
       const auto c = static_cast<std::size_t>(count), pc = static_cast<std::size_t>(part.count);
@@ -240,7 +254,7 @@ inline void check_spec_document(const nlohmann::json& doc, const ParseOptions& o
   UKES_FUZZ_CHECK_MSG(second.ok, "an accepted spec written as JSON text is refused: " +
                                      second.what + "\ntext: " + text.substr(0, 2000));
   const RunSpec &a = first.spec, &b = second.spec;
-  UKES_FUZZ_CHECK(a.model == b.model);
+  UKES_FUZZ_CHECK(same_model(a.model, b.model));
   UKES_FUZZ_CHECK(a.batch.count == b.batch.count);
   UKES_FUZZ_CHECK(same_bits(a.batch.params, b.batch.params));
   UKES_FUZZ_CHECK(same_bits(a.batch.q0, b.batch.q0));

@@ -41,6 +41,11 @@ UKES_HD void event_reset(const EventTable& table, int e, T t, const T* p, Vec<T,
                                            into(qd));
 }
 
+// The step after an event's reset starts at that event's zero: the points, this many per step,
+// at which the step's dense output is searched for the event's next crossing
+// (SystemKernel::bracket_crossing, system_kernel.hpp).
+inline constexpr int kResetScanPoints = 16;
+
 // The time to which a located event's t is converged: 1e-13 relative to the step's times and
 // length (a few units of roundoff in FP32).
 template <class T>
@@ -49,14 +54,13 @@ UKES_HD T event_time_tolerance(T t0, T h) {
   return relative * max_of(max_of(abs(t0), abs(t0 + h)), abs(h));
 }
 
-// The crossing of g (g(theta) of the step's dense output, theta in [0, 1]) between theta = 0,
-// where it is g0, and 1, where it is g1 and has crossed (crosses(), event_table.hpp): the
+// The crossing of g (g(theta) of the step's dense output, theta in [0, 1]) between theta = a,
+// where it is ga, and b, where it is gb and has crossed (crosses(), event_table.hpp): the
 // Illinois method, a bisection every fourth iteration so that the bracket at least halves that
 // often, until the bracket is under tol (in theta). Returns the bracket's end past the crossing,
 // where g has crossed, so that the state there counts as after the event.
 template <class T, class G>
-UKES_HD T locate_crossing(const G& g, T g0, T g1, T tol) {
-  T a = T(0), b = T(1), ga = g0, gb = g1;
+UKES_HD T locate_crossing(const G& g, T a, T b, T ga, T gb, T tol) {
   int kept = 0;  // the end the last iteration kept: -1 b (it moved a), +1 a
   for (int iteration = 0; iteration < 200 && b - a > tol; ++iteration) {
     T m = iteration % 4 == 3 ? T(0.5) * (a + b) : (a * gb - b * ga) / (gb - ga);

@@ -71,7 +71,7 @@ class StiffSystem {
         reject(s, err);
         continue;
       }
-      const T grow = rodas4_step_factor(err, T(0.2), k.last_rejected_ ? T(1) : T(6));
+      const T grow = step_factor<3>(err, T(0.2), k.last_rejected_ ? T(1) : T(6));
       // A step shortened to land on a sample says little about the next one: keep the longer.
       k.h_ = k.landing_ ? max_of(k.h_, k.h_try_ * grow) : k.h_try_ * grow;
       k.last_rejected_ = false;
@@ -143,7 +143,7 @@ class StiffSystem {
     Kernel& k = k_;
     ++k.rejected_;
     k.last_rejected_ = true;
-    k.h_ = k.h_try_ * rodas4_step_factor(err, T(0.2), T(1));
+    k.h_ = k.h_try_ * step_factor<3>(err, T(0.2), T(1));
     if (abs(k.h_) < Kernel::h_min(s)) k.status_ = k.failure_status(!isfinite(err));
   }
 

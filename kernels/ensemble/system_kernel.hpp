@@ -35,6 +35,7 @@
 #include "kernels/integrators/dopri5.hpp"
 #include "kernels/integrators/projection.hpp"
 #include "kernels/integrators/rk4.hpp"
+#include "kernels/integrators/step_control.hpp"
 
 namespace ukes {
 
@@ -326,8 +327,9 @@ class SystemKernel {
   }
 
   // The trial step's outcome: the new state y_, k_new = f(step_end_time(), y_) with observation
-  // e, and for DOPRI5 the error norm. Accepts or rejects; after a projection, or an event that
-  // ended the step early, wants f at the new state. `events`: locates s.events in the step.
+  // e, and for DOPRI5 the error norm. Accepts, or rejects a DOPRI5 step (the stiff method's loop
+  // rejects its own before this); after a projection, or an event that ended the step early,
+  // wants f at the new state. `events`: locates s.events in the step.
   UKES_HD void step_result(bool may_project, bool events, const RunSettings<T>& s,
                            const BatchOutputView& out, const State& k_new, T err,
                            const Observation& e) {
@@ -336,11 +338,11 @@ class SystemKernel {
         ++rejected_;
         last_rejected_ = true;
         const bool nonfinite = !isfinite(err);
-        h_ = h_try_ * dopri5_step_factor(err, T(0.2), T(1));
+        h_ = h_try_ * step_factor<4>(err, T(0.2), T(1));
         if (abs(h_) < h_min(s)) status_ = failure_status(nonfinite);
         return;
       }
-      const T grow = dopri5_step_factor(err, T(0.2), last_rejected_ ? T(1) : T(10));
+      const T grow = step_factor<4>(err, T(0.2), last_rejected_ ? T(1) : T(10));
       // A step shortened to land on a sample says little about the next one: keep the longer.
       h_ = landing_ ? max_of(h_, h_try_ * grow) : h_try_ * grow;
       last_rejected_ = false;
@@ -382,7 +384,6 @@ class SystemKernel {
     int stop = -1;
     for (int ev = 0; ev < table.count; ++ev) {
       when[ev] = T(-1);
-      if (!crosses(table.direction[ev], before[ev], after[ev])) continue;
       const int event = ev;
       const auto g = [&](T theta) {
         State z;
@@ -391,9 +392,9 @@ class SystemKernel {
         conditions_at(table, t_ + theta * h, z, values);
         return values[event];
       };
-      const T theta = locate_crossing(g, before[ev], after[ev], tol);
-      // A reset that leaves g at its zero would be found again at once.
-      if (ev == event_after_ && theta <= T(4) * tol) continue;
+      T a, b, ga, gb;
+      if (!bracket_crossing(table, ev, g, before[ev], after[ev], a, b, ga, gb)) continue;
+      const T theta = locate_crossing(g, a, b, ga, gb, tol);
       when[ev] = theta;
       if (table.action[ev] != EventAction::kRecord && (stop < 0 || theta < when[stop])) stop = ev;
     }
@@ -413,12 +414,37 @@ class SystemKernel {
     landing_ = false;  // the sample it aimed at is not reached
     if (table.action[stop] == EventAction::kTerminate) {
       status_ = Status::kTerminated;
-    } else if (!reset_at_event(s, stop)) {
-      status_ = Status::kInconsistent;
+    } else {
+      if (!reset_at_event(s, stop)) status_ = Status::kInconsistent;
+      // The next step is scanned for this event from its first kResetScanPoints-th on
+      // (bracket_crossing): no longer than the way here, a flight after the reset that is a
+      // fraction (a restitution) of the one before it still spans the scan.
+      const T way_here = max_of(theta, T(1e-3)) * h;
+      if (s.method != Method::kRk4 && abs(way_here) < abs(h_)) h_ = way_here;
     }
     phase_ = Phase::kProjectedEval;
     want_current_state();
     return true;
+  }
+
+  // Event ev's crossing in the step, bracketed as [a, b] (in theta) with g there ga, gb: between
+  // the step's ends (g0, g1). In the step after ev's own reset g starts at its zero, and a flight
+  // that returns to it within the step has one sign at both ends: the step's kResetScanPoints-ths
+  // are searched, from the first on, for the first pair whose signs cross. False: none.
+  template <class G>
+  UKES_HD bool bracket_crossing(const EventTable& table, int ev, const G& g, T g0, T g1, T& a, T& b,
+                                T& ga, T& gb) const {
+    a = T(0), b = T(1), ga = g0, gb = g1;
+    if (ev != event_after_) return crosses(table.direction[ev], g0, g1);
+    a = T(1) / T(kResetScanPoints);
+    ga = g(a);
+    for (int k = 2; k <= kResetScanPoints; ++k) {
+      b = T(k) / T(kResetScanPoints);
+      gb = k == kResetScanPoints ? g1 : g(b);
+      if (crosses(table.direction[ev], ga, gb)) return true;
+      a = b, ga = gb;
+    }
+    return false;
   }
 
   UKES_HD void conditions_at(const EventTable& table, T t, const State& x, T* g) const {
@@ -675,7 +701,7 @@ class SystemKernel {
   bool landing_;
   bool last_rejected_;
   T probe_h0_, probe_d1_;  // the starting-step heuristic between its two halves
-  int event_after_;        // the event that reset the state at t_ (not found there again), or -1
+  int event_after_;        // the event that reset the state at t_ (its next step scanned), or -1
   T conditioning_;         // of the constraint Jacobian at the last accepted state
   std::int64_t steps_;
   std::int64_t rejected_;

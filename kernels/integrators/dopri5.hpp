@@ -128,14 +128,4 @@ UKES_HD T dopri5_step(F& f, T t, const Vec<T, D>& x, const Vec<T, D>& k1, T h, T
   return stages.error_norm(h, rtol, atol, x, k1, y, k7, size);
 }
 
-// Step-size factor from an error norm (Hairer's safety factor 0.9, exponent 1/5), clamped to
-// [fac_min, fac_max].
-template <class T>
-UKES_HD T dopri5_step_factor(T err, T fac_min, T fac_max) {
-  if (!isfinite(err)) return fac_min;
-  if (!(err > T(0))) return fac_max;
-  const T fac = T(0.9) * pow(err, T(-0.2));
-  return min_of(fac_max, max_of(fac_min, fac));
-}
-
 }  // namespace ukes

@@ -156,16 +156,6 @@ struct SecondOrderW {
   }
 };
 
-// Step-size factor from the error norm of the 3rd-order estimate (exponent 1/4, safety 0.9),
-// clamped to [fac_min, fac_max].
-template <class T>
-UKES_HD T rodas4_step_factor(T err, T fac_min, T fac_max) {
-  if (!isfinite(err)) return fac_min;
-  if (!(err > T(0))) return fac_max;
-  const T fac = T(0.9) * pow(err, T(-0.25));
-  return min_of(fac_max, max_of(fac_min, fac));
-}
-
 // One trial step from (t, x) with k1 = f(t, x), J and f_t at (t, x) and W factored for h: the new
 // state y and the scaled RMS norm of the error estimate over the first `size` components (accept
 // when <= 1; a non-finite stage gives a non-finite norm). f(t, x, dx) is the right-hand side;
@@ -187,10 +177,10 @@ UKES_HD T rodas4_step(F& f, T t, const Vec<T, 2 * N>& x, const Vec<T, 2 * N>& k1
       }
       f(t + T(alpha(i)) * h, y, fi);
     }
-    for (int d = 0; d < D; ++d) {
-      T s = fi[d];
-      for (int j = 0; j < i; ++j) s += (T(c(i, j)) / h) * K[j][d];
-      r[d] = s;
+    r = fi;
+    for (int j = 0; j < i; ++j) {
+      const T c_over_h = T(c(i, j)) / h;  // once per stage pair, not per component
+      for (int d = 0; d < D; ++d) r[d] += c_over_h * K[j][d];
     }
     for (int j = 0; j < N; ++j) r[N + j] += h * T(gamma_sum(i)) * J.dt[j];
     W.solve(J, r, K[i], n);

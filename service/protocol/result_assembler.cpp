@@ -29,15 +29,21 @@ std::int64_t physical_memory_bytes() {
              : static_cast<std::int64_t>(bytes);
 }
 
-// Bytes held per system of `m` while a header is rebuilt and afterwards (an upper estimate):
-// the batch's parameters and initial conditions with the defaults computed beside them, the
-// results of BatchResults::allocate, and trajectory ids ("all") in the spec and the header.
-std::int64_t bytes_per_system(const ModelInfo& m) {
-  RecordShape shape = record_shape(m);
-  shape.control_params = shape.params;  // as if controlled: an upper estimate
-  const auto inputs = static_cast<std::int64_t>(input_bytes_per_system(shape)) + 16 * m.n;
+// Bytes held per system of records shaped `shape` (n coordinates) while a header is rebuilt and
+// afterwards: the batch's parameters and initial conditions with the defaults computed beside
+// them, the results of BatchResults::allocate, and trajectory ids ("all") in the spec and the
+// header.
+std::int64_t bytes_per_system(const RecordShape& shape, int n) {
+  const auto inputs = static_cast<std::int64_t>(input_bytes_per_system(shape)) + 16 * n;
   const auto results = static_cast<std::int64_t>(result_bytes_per_system(shape)) + 4;  // + slot
   return inputs + results + 8;
+}
+
+// The same for any run of `m` before its spec is parsed: as if controlled, without events.
+std::int64_t bytes_per_system(const ModelInfo& m) {
+  RecordShape shape = record_shape(m);
+  shape.control_params = shape.params;
+  return bytes_per_system(shape, m.n);
 }
 
 // The model a spec document names or defines, or null (parse_run_spec then refuses it before it
@@ -191,7 +197,8 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
                              " recorded systems");
   const std::int64_t bytes =
       trajectory_bytes(*spec.model, static_cast<std::int64_t>(ids.size()), spec.settings.samples);
-  if (bytes > max_result_bytes_ - h.count() * bytes_per_system(*spec.model))
+  // The spec's own records now: its events' included.
+  if (bytes > max_result_bytes_ - h.count() * bytes_per_system(record_shape(spec), spec.model->n))
     throw std::runtime_error("header: " + std::to_string(ids.size()) + " trajectories of " +
                              std::to_string(spec.settings.samples) + " samples need " +
                              std::to_string(bytes) + " bytes, over this client's limit of " +

@@ -18,6 +18,7 @@
 
 #include "kernels/integrators/dopri5.hpp"
 #include "kernels/integrators/rk4.hpp"
+#include "kernels/integrators/step_control.hpp"
 
 namespace ukes {
 namespace {
@@ -166,15 +167,18 @@ TEST(Dopri5, ErrorNormScaling) {
 
 TEST(Dopri5, StepFactor) {
   // fac = 0.9 err^(-1/5), clamped to [fac_min, fac_max].
-  EXPECT_DOUBLE_EQ(dopri5_step_factor(1.0, 0.2, 10.0), 0.9);
-  EXPECT_NEAR(dopri5_step_factor(1.0 / 32, 0.2, 10.0), 1.8, 1e-15);
-  EXPECT_NEAR(dopri5_step_factor(32.0, 0.2, 10.0), 0.45, 1e-15);
-  EXPECT_EQ(dopri5_step_factor(1e-30, 0.2, 10.0), 10.0);  // clamped above
-  EXPECT_EQ(dopri5_step_factor(1e10, 0.2, 10.0), 0.2);    // clamped below
-  EXPECT_EQ(dopri5_step_factor(0.0, 0.2, 5.0), 5.0);      // exact step: grow maximally
-  EXPECT_EQ(dopri5_step_factor(std::nan(""), 0.2, 5.0), 0.2);
-  EXPECT_EQ(dopri5_step_factor(std::numeric_limits<double>::infinity(), 0.2, 5.0), 0.2);
-  EXPECT_FLOAT_EQ(dopri5_step_factor(1.0f, 0.2f, 10.0f), 0.9f);
+  EXPECT_DOUBLE_EQ(step_factor<4>(1.0, 0.2, 10.0), 0.9);
+  EXPECT_NEAR(step_factor<4>(1.0 / 32, 0.2, 10.0), 1.8, 1e-15);
+  EXPECT_NEAR(step_factor<4>(32.0, 0.2, 10.0), 0.45, 1e-15);
+  EXPECT_EQ(step_factor<4>(1e-30, 0.2, 10.0), 10.0);  // clamped above
+  EXPECT_EQ(step_factor<4>(1e10, 0.2, 10.0), 0.2);    // clamped below
+  EXPECT_EQ(step_factor<4>(0.0, 0.2, 5.0), 5.0);      // exact step: grow maximally
+  EXPECT_EQ(step_factor<4>(std::nan(""), 0.2, 5.0), 0.2);
+  EXPECT_EQ(step_factor<4>(std::numeric_limits<double>::infinity(), 0.2, 5.0), 0.2);
+  EXPECT_FLOAT_EQ(step_factor<4>(1.0f, 0.2f, 10.0f), 0.9f);
+  // RODAS4's estimate is of order 3: fac = 0.9 err^(-1/4).
+  EXPECT_NEAR(step_factor<3>(1.0 / 16, 0.2, 10.0), 1.8, 1e-15);
+  EXPECT_NEAR(step_factor<3>(16.0, 0.2, 10.0), 0.45, 1e-15);
 }
 
 // The Butcher tableau's consistency conditions: rows of A sum to c, weights sum to 1, and the

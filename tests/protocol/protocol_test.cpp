@@ -433,5 +433,34 @@ TEST(ResultAssembler, RefusesSummariesWithoutTheSystemsInputs) {
   EXPECT_THROW(a.add(summaries), std::runtime_error);
 }
 
+// A header's spec whose event records fit this client's limit alone (24 systems x 1024 records
+// of (t, q, qd): 983,040 bytes of 984,000), but not with the rest of each system's record (its
+// event counts, results and inputs), is refused; without its events the same spec is taken.
+TEST(ResultAssembler, CountsTheEventRecordsAgainstItsLimit) {
+  json doc = {{"model", "duffing"},
+              {"sweep", {{"count", 24}}},
+              {"output", {{"trajectories", "none"}}},
+              {"events", {{{"name", "crossing"}, {"condition", "x1"}, {"max", 1024}}}}};
+  const auto header_of = [](const json& spec) {
+    v1::StreamJobResultsResponse header;
+    header.set_sequence(1);
+    header.mutable_header()->set_spec_json(spec.dump());
+    header.mutable_header()->set_count(24);
+    return header;
+  };
+  const std::int64_t limit = 984'000;
+  ResultAssembler with_events(limit);
+  try {
+    with_events.add(header_of(doc));
+    ADD_FAILURE() << "a header over the limit was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("over this client's limit"), std::string::npos)
+        << e.what();
+  }
+  doc.erase("events");
+  ResultAssembler without(limit);
+  EXPECT_NO_THROW(without.add(header_of(doc)));
+}
+
 }  // namespace
 }  // namespace ukes

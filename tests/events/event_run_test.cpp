@@ -158,9 +158,9 @@ TEST(EventRun, ABouncingParticleHitsTheFloorWhenFreeFlightSays) {
   EXPECT_LT(r.residual_at(0, 0), 1e-12);
 }
 
-// Close to the accumulation (2.2045 s for e = 0.66) the flights are far shorter than the steps
-// DOPRI5 takes through free flight, which it integrates exactly: each flight after an impact
-// starts and ends within one step, and is found by the scan of the step after the reset.
+// Close to the accumulation (2.2045 s for e = 0.66) the flights shrink geometrically while
+// DOPRI5, which integrates free flight exactly, takes the longest steps it may: a flight can
+// start and end within the step after its impact, where only the scan of that step finds it.
 TEST(EventRun, ImpactsCloseToTheirAccumulationAreAllFound) {
   const double restitution = 0.66, t_end = 2.19;
   const RunOutcome out = run_spec(bouncing("x_dot", restitution, t_end));

@@ -198,11 +198,19 @@ void ResultAssembler::on_header(const v1::JobHeader& h) {
   const std::int64_t bytes =
       trajectory_bytes(*spec.model, static_cast<std::int64_t>(ids.size()), spec.settings.samples);
   // The spec's own records now: its events' included.
-  if (bytes > max_result_bytes_ - h.count() * bytes_per_system(record_shape(spec), spec.model->n))
-    throw std::runtime_error("header: " + std::to_string(ids.size()) + " trajectories of " +
-                             std::to_string(spec.settings.samples) + " samples need " +
-                             std::to_string(bytes) + " bytes, over this client's limit of " +
-                             std::to_string(max_result_bytes_));
+  const std::int64_t records = h.count() * bytes_per_system(record_shape(spec), spec.model->n);
+  if (bytes > max_result_bytes_ - records) {
+    const EventTable& events = spec.settings.events;
+    std::string what = "header: the records of " + std::to_string(h.count()) + " systems";
+    if (events.count > 0)
+      what += " (" + std::to_string(events.records) + " records of " +
+              std::to_string(events.count) + " events each)";
+    what += " and " + std::to_string(ids.size()) + " trajectories of " +
+            std::to_string(spec.settings.samples) + " samples need " +
+            std::to_string(records + bytes) + " bytes, over this client's limit of " +
+            std::to_string(max_result_bytes_);
+    throw std::runtime_error(what);
+  }
   header_ = h;
   // NaN until the summaries of each system bring its inputs.
   Batch& b = spec.batch;

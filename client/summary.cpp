@@ -1,5 +1,6 @@
 #include "client/summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -81,6 +82,27 @@ void print_statistics(const ModelInfo& m, const EnsembleStatistics& st, bool con
 #undef UKES_PRINT_SCALAR
 }
 
+// Each event's occurrences (docs/EVENTS.md) over all systems: in all, in how many systems, and
+// the fewest and most one system had.
+void print_events(const std::vector<std::string>& names, const BatchResults& r) {
+  const auto count = static_cast<std::size_t>(r.count);
+  if (names.empty() || count == 0 || r.event_count.size() < names.size() * count) return;
+  std::printf("\nevents over the %lld systems:\n", static_cast<long long>(r.count));
+  for (std::size_t e = 0; e < names.size(); ++e) {
+    const auto* counts = &r.event_count[e * count];
+    std::int64_t total = 0, systems = 0, fewest = counts[0], most = counts[0];
+    for (std::size_t i = 0; i < count; ++i) {
+      total += counts[i];
+      systems += counts[i] > 0 ? 1 : 0;
+      fewest = std::min(fewest, counts[i]);
+      most = std::max(most, counts[i]);
+    }
+    std::printf("  %-20s %lld in %lld systems, %lld to %lld per system\n", names[e].c_str(),
+                static_cast<long long>(total), static_cast<long long>(systems),
+                static_cast<long long>(fewest), static_cast<long long>(most));
+  }
+}
+
 }  // namespace
 
 std::int64_t total_steps(const BatchResults& results) {
@@ -97,6 +119,7 @@ void print_summary(const RunSpec& spec, const RunOutcome& out, std::int64_t step
               static_cast<long long>(steps_total), rate);
   if (out.statistics.ok > 0)
     print_statistics(*spec.model, out.statistics, spec.settings.control.active);
+  print_events(spec.settings.event_names, out.results);
 }
 
 bool is_hdf5_path(const std::string& path) {

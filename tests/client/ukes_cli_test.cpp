@@ -411,6 +411,36 @@ TEST_F(CliTest, DuffingExampleRuns) {
   EXPECT_LT(num(doc.at("ensemble").at("residual_max").at("position_rate")[0].at("max")), 1e-8);
 }
 
+// The bouncing bead (client/examples/bouncing_bead.json): the summary counts each event's
+// occurrences, and results.json has every impact time of the closed form (docs/EVENTS.md).
+TEST_F(CliTest, BouncingBeadExampleSummarizesItsImpacts) {
+  const std::string example = std::string(UKES_SOURCE_DIR) + "/client/examples/bouncing_bead.json";
+  const Result r = ukes("run '" + example + "' --out out/r.json --threads 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json doc = json::parse(read_file(out() / "r.json"));
+  const double g = 9.81, t1 = std::sqrt(2 / g);
+  std::int64_t impacts = 0, fewest = 1 << 30, most = 0;
+  for (const json& system : doc.at("systems")) {
+    const double e = system.at("sample").at("params.restitution").get<double>();
+    const json& times = system.at("event_t").at("floor");
+    std::int64_t k = 0;
+    for (double t = t1, v = g * t1; t < 2.5; ++k, v *= e, t += 2 * v / g) {
+      ASSERT_LT(k, static_cast<std::int64_t>(times.size()));
+      EXPECT_NEAR(num(times[static_cast<std::size_t>(k)]), t, 1e-9);
+    }
+    EXPECT_EQ(system.at("event_count").at("floor").get<std::int64_t>(), k);
+    impacts += k;
+    fewest = std::min(fewest, k);
+    most = std::max(most, k);
+  }
+  // The name left-aligned in 20 columns, as the statistics' rows are.
+  const std::string line = "  floor" + std::string(16, ' ') + std::to_string(impacts) +
+                           " in 64 systems, " + std::to_string(fewest) + " to " +
+                           std::to_string(most) + " per system";
+  EXPECT_NE(r.out.find("\nevents over the 64 systems:\n" + line + "\n"), std::string::npos)
+      << r.out;
+}
+
 // ------------------------------------------------------------------ failures
 
 TEST_F(CliTest, BadSpecsExitTwoNameTheFieldAndWriteNothing) {

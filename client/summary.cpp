@@ -97,8 +97,8 @@ void print_events(const std::vector<std::string>& names, const BatchResults& r) 
       fewest = std::min(fewest, counts[i]);
       most = std::max(most, counts[i]);
     }
-    std::printf("  %-20s %lld in %lld systems, %lld to %lld per system\n", names[e].c_str(),
-                static_cast<long long>(total), static_cast<long long>(systems),
+    std::printf("  %-20s %lld in %s, %lld to %lld per system\n", names[e].c_str(),
+                static_cast<long long>(total), plural(systems, "system").c_str(),
                 static_cast<long long>(fewest), static_cast<long long>(most));
   }
 }

@@ -272,6 +272,12 @@ TEST(EventRun, TheSpecRefusesWhatItCannotLocate) {
     spec["events"].push_back({{"name", name}, {"condition", "th"}});
   }
   expect_refused(spec, "events", "limit of 8");
+  // Two events kept up to 1024 times each: 81,920 bytes of records a system, past the default
+  // 4 GiB limit of trajectory memory at 60,000 systems.
+  spec = base;
+  spec["events"][1]["max"] = 1024;
+  spec["sweep"] = {{"count", 60000}};
+  expect_refused(spec, "events", "need more than the limit");
 }
 
 }  // namespace

@@ -41,15 +41,20 @@ def plan(args):
     """Sizes per run. Big batches get one repetition (their runs last seconds), small ones three;
     the single-threaded Python peers one (they last longest)."""
     if args.quick:
-        return {
+        p = {
             "cpu_n": [100], "numpy_n": [100], "scipy_count": 3, "dopri_n": 100,
             "gpu_n": [10_000, 100_000], "repetitions": lambda n: 1,
         }  # fmt: skip
-    return {
-        "cpu_n": [100, 1000, 10_000], "numpy_n": [100, 1000], "scipy_count": 20,
-        "dopri_n": 1000, "gpu_n": [10_000, 100_000, 1_000_000],
-        "repetitions": lambda n: 3 if n <= 1000 else 1,
-    }  # fmt: skip
+    else:
+        p = {
+            "cpu_n": [100, 1000, 10_000], "numpy_n": [100, 1000], "scipy_count": 20,
+            "dopri_n": 1000, "gpu_n": [10_000, 100_000, 1_000_000],
+            "repetitions": lambda n: 3 if n <= 1000 else 1,
+        }  # fmt: skip
+    if args.cpu_n:
+        p["cpu_n"] = args.cpu_n
+        p["repetitions"] = lambda n: args.repetitions or (3 if n <= 1000 else 1)
+    return p
 
 
 # ---------------------------------------------------------------- running things
@@ -59,11 +64,13 @@ def log(msg):
     print(f"[compare {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def run_json_lines(cmd, timeout=PEER_TIMEOUT_S):
-    """Runs a command that prints JSON lines; returns them, or one line saying why it failed."""
-    log(" ".join(str(c) for c in cmd))
+def run_json_lines(cmd, timeout=PEER_TIMEOUT_S, env=None):
+    """Runs a command that prints JSON lines; returns them, or one line saying why it failed.
+    env: variables set for it on top of ours."""
+    log(" ".join([f"{k}={v}" for k, v in (env or {}).items()] + [str(c) for c in cmd]))
     try:
-        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, **env} if env else None)
     except subprocess.TimeoutExpired:
         return [{"error": f"timed out after {timeout} s"}]
     except OSError as e:
@@ -109,17 +116,35 @@ class Runner:
         cmd = [self.driver, "--model", model, "--n", ",".join(map(str, counts)), "--method", method,
                "--device", device, "--threads", threads, "--repetitions", reps,
                "--dump-dir", self.work]  # fmt: skip
+        return [self.record(x, role="ours") for x in self.driver_lines(cmd, model, method, device)]
+
+    def ours_per_system(self, model, n, threads, reps, reference):
+        """Our CPU backend without its SIMD lanes (UKES_CPU_ISA=scalar, docs/CPU_LANES.md), as a
+        peer of the lanes: what the lanes bring, in the same run."""
+        work = self.work / "per_system"
+        work.mkdir(exist_ok=True)
+        cmd = [self.driver, "--model", model, "--n", n, "--method", "rk4", "--device", "cpu",
+               "--threads", threads, "--repetitions", reps, "--dump-dir", work,
+               "--steps", RK4_STEPS, "--dt", RK4_DT]  # fmt: skip
+        lines = self.driver_lines(cmd, model, "rk4", "cpu", env={"UKES_CPU_ISA": "scalar"})
+        line = lines[0]
+        line.update(impl="ukes_per_system", role="peer")
+        if "error" not in line:
+            check_against(line, reference, BOUND_RK4)
+        return self.record(line)
+
+    def driver_lines(self, cmd, model, method, device, env=None):
         if method == "rk4":
             cmd += ["--steps", RK4_STEPS, "--dt", RK4_DT]
         else:
             cmd += ["--t-end", ADAPTIVE_T_END, "--rtol", ADAPTIVE_RTOL, "--atol", ADAPTIVE_ATOL]
         out = []
-        for line in run_json_lines(cmd):
+        for line in run_json_lines(cmd, env=env):
             line.setdefault("impl", "ukes")
             line.setdefault("backend", device)
             line.setdefault("model", model)
             line.setdefault("method", method)
-            out.append(self.record(line, role="ours"))
+            out.append(line)
         return out
 
     def peer(self, cmd, model, n, impl, backend, method, reference):
@@ -181,6 +206,7 @@ def cpu_runs(r, p, threads):
         for n in p["cpu_n"]:
             if n not in ours_t:
                 continue
+            r.ours_per_system(model, n, threads, reps(n), ours_t[n])
             if r.odeint.exists():
                 cmd = [r.odeint, "--steps", RK4_STEPS, "--dt", RK4_DT, "--threads", threads,
                        "--repetitions", reps(n), "--pinv", "cod"]  # fmt: skip
@@ -383,13 +409,54 @@ def gpu_table(records):
     return "\n".join(rows)
 
 
-def targets(records, threads, p):
+# The CPU lanes' targets over Boost.Odeint + Eigen at equal threads (docs/CPU_LANES.md).
+EIGEN_TARGET = {"scara": 4.0, "duffing": 4.0, "four_bar": 3.0, "swarm": 3.0}
+
+
+def rk4_step_operations(build):
+    """Counted arithmetic operations of one RK4 step per model (benchmarks/perf_model/op_count:
+    add, mul, div, sqrt and transcendental calls, each one); {} when op_count is not built."""
+    exe = Path(build) / "benchmarks" / "op_count"
+    if not exe.exists():
+        return {}
+    ops = {}
+    for line in sh([str(exe), "--tsv"]).splitlines()[1:]:
+        fields = line.split("\t")
+        rk4 = next((f for f in fields if f.startswith("rk4:")), None)
+        if rk4:
+            ops[fields[0]] = sum(int(v) for v in rk4[4:].split(",")[:5])
+    return ops
+
+
+def fp64_peak(threads):
+    """This CPU's FP64 peak in operations/s on `threads` cores, and how it was reckoned: two FMA
+    units of the widest vector (16 operations a cycle with AVX2 + FMA, 32 with AVX-512) at the
+    clock /proc/cpuinfo reports."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None, ""
+    flags = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
+                  if ln.startswith("flags")), [])  # fmt: skip
+    mhz = next((float(ln.split(":", 1)[1]) for ln in text.splitlines()
+                if ln.startswith("cpu MHz")), None)  # fmt: skip
+    if mhz is None:
+        return None, ""
+    per_cycle = 32 if "avx512f" in flags else 16 if "fma" in flags else 4
+    peak = threads * mhz * 1e6 * per_cycle
+    return peak, f"{threads} cores x {mhz / 1e3:.2f} GHz x {per_cycle} FP64 operations a cycle"
+
+
+def targets(records, threads, p, build):
     lines = []
     n = p["cpu_n"][-1]
+    ops = rk4_step_operations(build)
+    peak, peak_how = fp64_peak(threads)
     for model in MODELS:
         ours = find(records, role="ours", backend="cpu", model=model, method="rk4", n_systems=n,
                     threads=threads)  # fmt: skip
         od = find(records, role="peer", impl="odeint_eigen_cod", model=model, n_systems=n)
+        scalar = find(records, role="peer", impl="ukes_per_system", model=model, n_systems=n)
         sp = next((x for x in records if x.get("impl") == "scipy_solve_ivp"
                    and x.get("model") == model), None)  # fmt: skip
         ours_d = sp and find(records, role="ours", backend="cpu", model=model, method="dopri5",
@@ -397,10 +464,18 @@ def targets(records, threads, p):
         cells = []
         if ours and od and od.get("check_ok"):
             r = ours["system_steps_per_s"] / od["system_steps_per_s"]
+            goal = EIGEN_TARGET.get(model, 2.0)
             cells.append(f"{r:.2f}x Boost.Odeint+Eigen at {threads} threads, N = {n} "
-                         f"({'meets' if r >= 2 else 'short of'} 2x)")
+                         f"({'meets' if r >= goal else 'short of'} {goal:g}x)")
         else:
             cells.append("no valid Boost.Odeint+Eigen ratio")
+        if ours and scalar and scalar.get("check_ok"):
+            r = ours["system_steps_per_s"] / scalar["system_steps_per_s"]
+            cells.append(f"{r:.2f}x our per-system path")
+        if ours and peak and model in ops:
+            share = ours["system_steps_per_s"] * ops[model] / peak
+            cells.append(f"{100 * share:.1f}% of FP64 peak ({ops[model]} counted operations a "
+                         f"step; peak {peak / 1e9:.1f} G/s: {peak_how})")
         if ours_d and sp and sp.get("check_ok"):
             r = ours_d["systems_per_s"] / sp["systems_per_s"]
             cells.append(f"{r:.0f}x SciPy ({'meets' if r >= 1000 else 'short of'} 1000x)")
@@ -462,7 +537,7 @@ def plot(records, path, threads):
     return None
 
 
-def write_markdown(path, records, info, threads, p, quick, png_note, raw_path):
+def write_markdown(path, records, info, threads, p, quick, png_note, raw_path, build):
     cpu_unav = [x for x in records if x.get("backend", "cpu") == "cpu" and "unavailable" in x]
     md = [
         "# Peer comparison",
@@ -528,7 +603,7 @@ def write_markdown(path, records, info, threads, p, quick, png_note, raw_path):
     md += ["## Where we stand against the targets", "",
            "Targets: CPU at least 2x Boost.Odeint+Eigen at equal threads and 1000x SciPy; GPU at "
            "least 100x JAX+Diffrax and 100x PyTorch for `scara` and `four_bar` in FP64 at "
-           "N = 10^5 and 10^6.", "", targets(records, threads, p), ""]
+           "N = 10^5 and 10^6.", "", targets(records, threads, p, build), ""]
     md += ["## Plot", "",
            "![throughput](throughput.png)" if png_note is None else f"`throughput.png` {png_note}",
            ""]
@@ -553,6 +628,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default=str(REPO / "build-bench"), help="Release build directory")
     ap.add_argument("--quick", action="store_true", help="smoke run: few sizes, one repetition")
+    ap.add_argument("--cpu-n", type=int, nargs="+", help="the CPU batch sizes ours, Boost.Odeint "
+                    "+ Eigen and our per-system path run at (default: 100 1000 10000)")
+    ap.add_argument("--repetitions", type=int, help="with --cpu-n: runs per measurement")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     ap.add_argument("--png", default=str(HERE / "throughput.png"))
@@ -576,7 +654,7 @@ def main():
     raw.write_text("".join(json.dumps(x) + "\n" for x in r.records))
     png_note = plot(r.records, args.png, args.threads)
     write_markdown(args.out, r.records, info, args.threads, p, args.quick, png_note,
-                   os.path.relpath(raw, REPO))
+                   os.path.relpath(raw, REPO), args.build)
     log(f"wrote {args.out} and {args.png if png_note is None else '(no plot)'} "
         f"in {time.time() - start:.0f} s")
     bad = [x for x in r.records if x.get("role") == "peer" and "check_ok" in x and not x["check_ok"]]

@@ -33,8 +33,10 @@ void print_headline(const RunSpec& spec, const RunOutcome& out) {
   if (m.velocity_rows > 0)
     rows += (rows.empty() ? "" : ", ") + plural(m.velocity_rows, "velocity row");
   if (rows.empty()) rows = "no constraint rows";
-  const std::string where =
-      out.threads > 0 ? out.backend + " (" + plural(out.threads, "thread") + ")" : out.backend;
+  const std::string lanes = out.cpu_lanes.empty() ? "" : ", " + out.cpu_lanes;
+  const std::string where = out.threads > 0
+                                ? out.backend + " (" + plural(out.threads, "thread") + lanes + ")"
+                                : out.backend;
   std::printf("ukes %s: model %s (n = %d, %s), %s, %s %s on %s\n", version(), m.name.c_str(), m.n,
               rows.c_str(), plural(spec.batch.count, "system").c_str(),
               method_name(spec.settings.method), precision_name(spec.settings.precision),

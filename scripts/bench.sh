@@ -46,7 +46,7 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then cuda=
 build="${BENCH_BUILD:-build-bench}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DUKES_CUDA="$cuda" \
   -DUKES_BUILD_TESTS=OFF -DUKES_BUILD_BENCHMARKS=ON >/dev/null
-ninja -C "$build" -j "${BENCH_JOBS:-$(nproc)}" ensemble_driver bench_micro \
+ninja -C "$build" -j "${BENCH_JOBS:-$(nproc)}" ensemble_driver bench_micro op_count \
   $(ninja -C "$build" -t targets all 2>/dev/null | grep -q '^peer_odeint_eigen:' && echo peer_odeint_eigen)
 
 # Debian's Python has numpy and SciPy; elsewhere the first python3 on PATH.

@@ -11,7 +11,7 @@ packages=(
   cmake ninja-build pkg-config g++ ccache
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc grpc-proto
   libgtest-dev libbenchmark-dev libhdf5-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
-  libsqlite3-dev libopenmpi-dev openmpi-bin
+  libsqlite3-dev libopenmpi-dev openmpi-bin libxsimd-dev
   python3-grpcio python3-protobuf python3-numpy python3-h5py python3-pytest python3-tqdm
   python3-xarray python3-h5netcdf python3-sympy python3-matplotlib python3-yaml python3-distributed
   clang libclang-rt-14-dev openssl

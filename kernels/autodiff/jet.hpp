@@ -201,9 +201,13 @@ UKES_HD UKES_INLINE Jet<T, N> log(const Jet<T, N>& a) {
 // MODEL_FORMAT.md). A kink is where AD cannot know better; these make every run reproducible.
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> abs(const Jet<T, N>& a) {
-  if (a.c0 > T(0)) return a;
-  if (a.c0 < T(0)) return -a;
-  return Jet<T, N>(abs(a.c0));  // 0 (or NaN): no derivative
+  if constexpr (kLanes<T>) {
+    return pick(a.c0 > T(0), a, pick(a.c0 < T(0), -a, Jet<T, N>(abs(a.c0))));
+  } else {
+    if (a.c0 > T(0)) return a;
+    if (a.c0 < T(0)) return -a;
+    return Jet<T, N>(abs(a.c0));  // 0 (or NaN): no derivative
+  }
 }
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> sign(const Jet<T, N>& a) {
@@ -232,27 +236,51 @@ UKES_HD UKES_INLINE Jet<T, N> atan2(const Jet<T, N>& y, const Jet<T, N>& x) {
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> hypot(const Jet<T, N>& a, const Jet<T, N>& b) {
   const T h = hypot(a.c0, b.c0);
-  if (!(h > T(0))) return Jet<T, N>(h);  // the kink at the origin: no derivative
+  if constexpr (!kLanes<T>) {
+    if (!(h > T(0))) return Jet<T, N>(h);  // the kink at the origin: no derivative
+  }
   const T inv = T(1) / h, inv3 = inv * inv * inv;
-  return chain2(a, b, h, a.c0 * inv, b.c0 * inv, b.c0 * b.c0 * inv3, -a.c0 * b.c0 * inv3,
-                a.c0 * a.c0 * inv3);
+  const Jet<T, N> r = chain2(a, b, h, a.c0 * inv, b.c0 * inv, b.c0 * b.c0 * inv3,
+                             -a.c0 * b.c0 * inv3, a.c0 * a.c0 * inv3);
+  if constexpr (kLanes<T>) {
+    return pick(h > T(0), r, Jet<T, N>(h));
+  } else {
+    return r;
+  }
 }
 // a^b: with a constant exponent the power rule (so x^2 at x = 0 has its derivative 0); otherwise
 // the derivatives of exp(b log a), defined for a > 0. The value is pow's either way, the number
 // the same expression gives in plain arithmetic.
 template <class T, int N>
-UKES_HD UKES_INLINE Jet<T, N> pow(const Jet<T, N>& a, const Jet<T, N>& b) {
-  const T f0 = pow(a.c0, b.c0);
-  if (!b.varies && b.c1 == T(0) && b.c2 == T(0)) {
-    const T e = b.c0;
+UKES_HD UKES_INLINE Jet<T, N> pow_constant_exponent(const Jet<T, N>& a, T e, T f0) {
+  if constexpr (kLanes<T>) {
+    const T f1 = e * pow(a.c0, e - T(1));
+    const T f2 = pick(e == T(1), T(0), e * (e - T(1)) * pow(a.c0, e - T(2)));
+    return pick(e == T(0), Jet<T, N>(f0), chain(a, f0, f1, f2));
+  } else {
     if (e == T(0)) return Jet<T, N>(f0);
     const T f1 = e * pow(a.c0, e - T(1));
     const T f2 = e == T(1) ? T(0) : e * (e - T(1)) * pow(a.c0, e - T(2));
     return chain(a, f0, f1, f2);
   }
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> pow_varying_exponent(const Jet<T, N>& a, const Jet<T, N>& b, T f0) {
   const T ln = log(a.c0), below = pow(a.c0, b.c0 - T(1));  // a^(b-1)
   return chain2(a, b, f0, b.c0 * below, f0 * ln, b.c0 * (b.c0 - T(1)) * below / a.c0,
                 below * (T(1) + b.c0 * ln), f0 * ln * ln);
+}
+template <class T, int N>
+UKES_HD UKES_INLINE Jet<T, N> pow(const Jet<T, N>& a, const Jet<T, N>& b) {
+  const T f0 = pow(a.c0, b.c0);
+  if (b.varies) return pow_varying_exponent(a, b, f0);
+  // Lanes: each lane by its own exponent's constancy.
+  const MaskOf<T> constant = (b.c1 == T(0)) && (b.c2 == T(0));
+  if constexpr (kLanes<T>) {
+    return pick(constant, pow_constant_exponent(a, b.c0, f0), pow_varying_exponent(a, b, f0));
+  } else {
+    return constant ? pow_constant_exponent(a, b.c0, f0) : pow_varying_exponent(a, b, f0);
+  }
 }
 
 // ---------------------------------------------------------------- jet with a plain number
@@ -333,13 +361,25 @@ UKES_HD UKES_INLINE void assign(Jet<T, N>& dst, const Jet<T, N>& src) {
 
 // min and max pick an operand, value and derivatives alike: a when a <= b (min) or a >= b
 // (max), else b (docs/MODEL_FORMAT.md, "Derivatives at kinks"). For plain numbers and jets.
+// (The operand itself for a plain scalar; lane by lane for a lane type, kernels/core/lanes.hpp.)
 template <class S>
-UKES_HD UKES_INLINE const S& jet_min(const S& a, const S& b) {
-  return value_of(a) <= value_of(b) ? a : b;
+UKES_HD UKES_INLINE decltype(auto) jet_min(const S& a, const S& b) {
+  return pick(value_of(a) <= value_of(b), a, b);
 }
 template <class S>
-UKES_HD UKES_INLINE const S& jet_max(const S& a, const S& b) {
-  return value_of(a) >= value_of(b) ? a : b;
+UKES_HD UKES_INLINE decltype(auto) jet_max(const S& a, const S& b) {
+  return pick(value_of(a) >= value_of(b), a, b);
+}
+
+// A lane type's choice between two jets (its MaskOps::pick, kernels/core/lanes.hpp): in each
+// lane the chosen operand's value and derivatives.
+template <class Mask, class T, int N>
+UKES_HD Jet<T, N> pick_lanes(const Mask& m, const Jet<T, N>& a, const Jet<T, N>& b) {
+  Jet<T, N> r(pick(m, a.c0, b.c0), pick(m, a.c1, b.c1), pick(m, a.c2, b.c2));
+  r.varies = a.varies || b.varies;
+  if (r.varies)
+    for (int i = 0; i < N; ++i) r.g[i] = pick(m, a.gradient(i), b.gradient(i));
+  return r;
 }
 
 }  // namespace ukes

@@ -27,6 +27,8 @@
 #define UKES_DEVICE_NOINLINE
 #endif
 
+#include "kernels/core/lanes.hpp"
+
 namespace ukes {
 
 // Scalar math that resolves to the right overload for float, double and (through ADL) our
@@ -54,7 +56,7 @@ using std::tanh;
 // -1, 0 or 1 by the sign of x (NaN stays NaN).
 template <class T>
 UKES_HD UKES_INLINE T sign(T x) {
-  return x > T(0) ? T(1) : x < T(0) ? T(-1) : x * T(0);
+  return pick(x > T(0), T(1), pick(x < T(0), T(-1), x * T(0)));
 }
 
 template <class T>
@@ -64,12 +66,12 @@ UKES_HD UKES_INLINE constexpr T square(T x) {
 
 template <class T>
 UKES_HD UKES_INLINE constexpr T max_of(T a, T b) {
-  return a > b ? a : b;
+  return pick(a > b, a, b);
 }
 
 template <class T>
 UKES_HD UKES_INLINE constexpr T min_of(T a, T b) {
-  return a < b ? a : b;
+  return pick(a < b, a, b);
 }
 
 // Machine epsilon without <limits> (numeric_limits is host-only in older CUDA toolchains).

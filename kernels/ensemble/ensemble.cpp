@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/ensemble/to_run_settings.hpp"
@@ -114,17 +115,28 @@ std::vector<double> sample_times(const EnsembleSettings& s) {
   return t;
 }
 
+std::string cpu_lanes_description(const EnsembleSettings& s) {
+  const CpuIsa isa = s.cpu_isa.value_or(cpu_isa());
+  if (s.precision != Precision::kFp64 || isa == CpuIsa::kScalar || !cpu_supports(isa) ||
+      !lanes_take(to_run_settings<double>(s)))
+    return {};
+  return std::string(cpu_isa_name(isa)) + " lanes of " + std::to_string(cpu_isa_lanes(isa));
+}
+
 void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                       const std::vector<std::int32_t>& traj_ids) {
   if (s.samples < 2) throw std::invalid_argument("samples must be at least 2");
   results.allocate(batch, s.samples, traj_ids, s.events);
   results.backend = "cpu";
   const auto start = std::chrono::steady_clock::now();
+  const CpuIsa isa = s.cpu_isa.value_or(cpu_isa());
   const auto run = [&]<class M>() {
     if (s.precision == Precision::kFp64) {
-      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads);
+      run_batch_cpu<M, double>(batch.view(), to_run_settings<double>(s), results.view(), s.threads,
+                               isa);
     } else {
-      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads);
+      run_batch_cpu<M, float>(batch.view(), to_run_settings<float>(s), results.view(), s.threads,
+                              isa);
     }
   };
   const bool found = dispatch_model_of(*batch.model, run);

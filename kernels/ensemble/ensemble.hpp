@@ -5,9 +5,11 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/backend/cpu/cpu_isa.hpp"
 #include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/batch_layout.hpp"
 #include "kernels/ensemble/event_table.hpp"
@@ -69,6 +71,9 @@ struct EnsembleSettings {
   std::shared_ptr<const expr::Program> event_program;
   std::vector<std::string> event_names;
   int threads = 0;  // CPU threads; <= 0: all hardware threads
+  // The instruction set of the CPU's lanes (kernels/backend/cpu/cpu_isa.hpp); unset: the
+  // process's choice (UKES_CPU_ISA, else the best this CPU has).
+  std::optional<CpuIsa> cpu_isa;
   GpuPath gpu_path = GpuPath::kAuto;
   std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
   // Page-locked host bytes a GPU run may pin (its chunks' host mirrors); 0: 256 MiB
@@ -157,6 +162,10 @@ const char* status_name(Status s);
 std::vector<double> sample_times(const EnsembleSettings& s);
 
 // Runs `batch` on the CPU backend; fills `results` (allocated here for s.samples and traj_ids).
+// How run_ensemble_cpu runs s's systems in SIMD lanes ("avx2 lanes of 4",
+// kernels/backend/cpu/cpu_isa.hpp); empty when each runs alone.
+std::string cpu_lanes_description(const EnsembleSettings& s);
+
 void run_ensemble_cpu(const Batch& batch, const EnsembleSettings& s, BatchResults& results,
                       const std::vector<std::int32_t>& traj_ids = {});
 

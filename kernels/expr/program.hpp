@@ -72,9 +72,24 @@ struct Inputs {
 
 namespace detail {
 
+// 1 where b holds, else 0 (lane by lane for a lane type's mask, kernels/core/lanes.hpp).
+template <class S, class Mask>
+UKES_HD UKES_INLINE S truth(const Mask& b) {
+  return pick(b, S(1), S(0));
+}
+
+// Where x's value is not zero: the truth of a condition.
 template <class S>
-UKES_HD UKES_INLINE S truth(bool b) {
-  return b ? S(1) : S(0);
+UKES_HD UKES_INLINE auto nonzero(const S& x) {
+  const auto v = value_of(x);
+  return v != decltype(v)(0);
+}
+
+// `if(c, a, b)`: a where c is not zero, else b; the operand itself for a plain scalar (a jet is
+// not copied), lane by lane for a lane type.
+template <class S>
+UKES_HD UKES_INLINE decltype(auto) choose(const S& c, const S& a, const S& b) {
+  return pick(nonzero(c), a, b);
 }
 
 // Unary and binary functions and operators (moves and `if` are the evaluator's), one operation
@@ -106,11 +121,11 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
   } else if constexpr (kOp == Op::kNe) {
     return truth<S>(value_of(x) != value_of(y));
   } else if constexpr (kOp == Op::kAnd) {
-    return truth<S>(value_of(x) != 0 && value_of(y) != 0);
+    return truth<S>(nonzero(x) && nonzero(y));
   } else if constexpr (kOp == Op::kOr) {
-    return truth<S>(value_of(x) != 0 || value_of(y) != 0);
+    return truth<S>(nonzero(x) || nonzero(y));
   } else if constexpr (kOp == Op::kNot) {
-    return truth<S>(value_of(x) == 0);
+    return truth<S>(value_of(x) == decltype(value_of(x))(0));
   } else if constexpr (kOp == Op::kSin) {
     return sin(x);
   } else if constexpr (kOp == Op::kCos) {
@@ -223,7 +238,7 @@ UKES_HD UKES_DEVICE_NOINLINE void run_segment(const ProgramView& program, Segmen
         store(static_cast<int>(i.a), r(i.b));
         break;
       case Op::kIf:
-        assign(r(i.dst), value_of(r(i.a)) != 0 ? r(i.b) : r(i.c));
+        assign(r(i.dst), detail::choose(r(i.a), r(i.b), r(i.c)));
         break;
 #ifdef __CUDA_ARCH__
       // On the device one case per operation made ptxas spill in run_segment (0 to 1.3 KB in

@@ -7,7 +7,8 @@
 namespace ukes {
 
 // Returns false (and leaves L unspecified) when M is not numerically positive definite or holds a
-// non-finite entry. Only the lower triangle of M is read; the strict upper triangle of L is zeroed.
+// non-finite entry (in any lane, kernels/core/lanes.hpp). Only the lower triangle of M is read; the
+// strict upper triangle of L is zeroed.
 //
 // Right-looking: once column j is final it is subtracted from the columns right of it. Each entry
 // still receives its terms L(i, k) L(j, k) in ascending k, so the rounding is the left-looking
@@ -19,7 +20,7 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
   L = M;
   for (int j = 0; j < N; ++j) {
     const T d = L(j, j);
-    if (!(d > T(0)) || !isfinite(d)) return false;
+    if (!all_lanes((d > T(0)) && isfinite(d))) return false;
     const T ljj = sqrt(d);
     const T inv_ljj = T(1) / ljj;
     L(j, j) = ljj;
@@ -29,7 +30,7 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
     }
     for (int k = j + 1; k < N; ++k) {
       const T lkj = L(k, j);
-      if (lkj == T(0)) continue;
+      if (all_lanes(lkj == T(0))) continue;
       for (int i = k; i < N; ++i) L(i, k) -= L(i, j) * lkj;
     }
   }
@@ -104,7 +105,8 @@ UKES_HD void write_right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<
     for (int r = 0; r < R; ++r) at(r, i) *= inv[i];
     for (int j = i + 1; j < N; ++j) {
       const T l = L(j, i);
-      if (l == T(0)) continue;  // as reference BLAS trsm: M is often sparse, even diagonal
+      if (all_lanes(l == T(0)))
+        continue;  // as reference BLAS trsm: M is often sparse, even diagonal
       for (int r = 0; r < R; ++r) at(r, j) -= l * at(r, i);
     }
   }
@@ -132,7 +134,7 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, CholeskyFactor<T, N>& F) {
   if (!cholesky(M, F.L)) return false;
   F.diagonal = true;
   for (int i = 1; i < N; ++i)
-    for (int k = 0; k < i; ++k) F.diagonal = F.diagonal && F.L(i, k) == T(0);
+    for (int k = 0; k < i; ++k) F.diagonal = F.diagonal && all_lanes(F.L(i, k) == T(0));
   return true;
 }
 

@@ -222,6 +222,11 @@ class PseudoInverse {
   UKES_HD bool factored_by_qr() const { return qr_; }
   // Jacobi sweeps taken (0 when factored by QR or from a library's SVD).
   UKES_HD int sweeps() const { return sweeps_; }
+  // Lanes of a lane type (kernels/core/lanes.hpp) this factorization leaves to the scalar one:
+  // those whose QR could not prove full rank, or whose rank differs from the other lanes'. Lanes
+  // run no Jacobi sweeps, whose loops end when a lane's own columns are orthogonal. False for a
+  // plain scalar.
+  UKES_HD MaskOf<T> unsolved() const { return unsolved_; }
 
   // The factors of X from an SVD B = U diag(s) V^T computed elsewhere (cuSOLVER's gesvdj
   // convention: U is R x R, V is C x C, s has min(R, C) entries in any order). u(r, k), v(c, k)
@@ -255,7 +260,7 @@ class PseudoInverse {
     if (transposed()) {
       // X = B^T = U S V^T, so B = V S U^T and B^+ = U S^-1 V^T = W diag(1/s^2) V^T.
       for (int k = 0; k < XC; ++k) {
-        if (e_[k] == T(0)) continue;
+        if (all_lanes(e_[k] == T(0))) continue;
         T coef = T(0);
         for (int i = 0; i < R; ++i) coef += V(i, k) * r[i];
         coef *= e_[k];
@@ -264,7 +269,7 @@ class PseudoInverse {
     } else {
       // X = B = U S V^T: B^+ = V S^-1 U^T = V diag(1/s^2) W^T.
       for (int k = 0; k < XC; ++k) {
-        if (e_[k] == T(0)) continue;
+        if (all_lanes(e_[k] == T(0))) continue;
         T coef = T(0);
         for (int i = 0; i < R; ++i) coef += W(i, k) * r[i];
         coef *= e_[k];
@@ -325,12 +330,16 @@ class PseudoInverse {
     // One column (a single constraint row, or a single coordinate) has its SVD in closed form,
     // the column's norm, and the Jacobi loop does no rotation: cheaper than QR and its bound.
     if constexpr (XC > 1) {
-      if (xc() > 1 && factor_qr(rtol)) return;
-      load_x(B);  // QR's reflectors overwrote it
+      if (xc() > 1 && factor_qr(rtol)) return;  // lanes: always, unsolved_ saying where it failed
+      load_x(B);                                // QR's reflectors overwrote it
     }
     qr_ = false;
     v_ = Mat<T, XC, XC>::identity();
-    sweeps_ = jacobi_sweeps(x_, v_);
+    if constexpr (kLanes<T>) {
+      sweeps_ = 0;  // one column here: already orthogonal
+    } else {
+      sweeps_ = jacobi_sweeps(x_, v_);
+    }
     keep_singular_values(column_norms(x_), rtol);
   }
 
@@ -370,12 +379,13 @@ class PseudoInverse {
     T s_min_kept = s_max;
     for (int k = 0; k < XC; ++k) {
       const T s = sigma[k];
-      if (s > cutoff && s > T(0)) {
-        e_[k] = T(1) / (s * s);
+      const MaskOf<T> keep = (s > cutoff) && (s > T(0));
+      e_[k] = pick(keep, T(1) / (s * s), T(0));
+      s_min_kept = pick(keep, min_of(s_min_kept, s), s_min_kept);
+      if (all_lanes(keep)) {
         ++rank_;
-        s_min_kept = min_of(s_min_kept, s);
-      } else {
-        e_[k] = T(0);
+      } else if constexpr (kLanes<T>) {
+        unsolved_ = unsolved_ || keep;  // a lane of a higher rank than the others
       }
     }
     conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
@@ -394,9 +404,12 @@ class PseudoInverse {
       const T xkk = x_(k, k);
       const T norm2 = xkk * xkk + below2;
       const T norm = sqrt(norm2);
-      if (!(norm > T(0)) || !isfinite(norm)) return false;  // rank-deficient or non-finite
+      if constexpr (!kLanes<T>) {
+        if (!(norm > T(0)) || !isfinite(norm)) return false;  // rank-deficient or non-finite
+      }  // lanes go on: such a lane's bound below is NaN or 0, and fails
       r_fro2 += norm2;
-      if (below2 == T(0)) {
+      const MaskOf<T> triangular = below2 == T(0);
+      if (all_lanes(triangular)) {
         // Column k is triangular already: the reflector is the identity (LAPACK's tau = 0), and
         // R(k, k) = x_kk. Constraint rows that are orthogonal in the metric of M (a diagonal M
         // with rows on distinct coordinates) make every column so.
@@ -405,17 +418,29 @@ class PseudoInverse {
         continue;
       }
       // R(k, k) gets the sign opposite to x_kk so that v_0 = x_kk - R(k, k) does not cancel.
-      const T rkk = xkk > T(0) ? -norm : norm;
+      const T rkk = pick(xkk > T(0), -norm, norm);
       const T v0 = xkk - rkk;
-      x_(k, k) = v0;
       const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
-      d_[k] = T(1) / rkk;                      // the solves multiply: one division per column
-      e_[k] = beta;
+      // The solves multiply: one division per column. A lane whose column is triangular takes
+      // the identity, as above (e_ 0 then leaves the columns right of it as they are).
+      if constexpr (kLanes<T>) {
+        x_(k, k) = pick(triangular, xkk, v0);
+        d_[k] = pick(triangular, T(1) / xkk, T(1) / rkk);
+        e_[k] = pick(triangular, T(0), beta);
+      } else {
+        x_(k, k) = v0;
+        d_[k] = T(1) / rkk;
+        e_[k] = beta;
+      }
       for (int j = k + 1; j < xc(); ++j) {
         T s = T(0);
         for (int r = k; r < xr(); ++r) s += x_(r, k) * x_(r, j);
-        if (s == T(0)) continue;  // column j is orthogonal to v already (constraint rows often are)
-        s *= beta;
+        if (all_lanes(s == T(0))) continue;  // column j is orthogonal to v already (rows often are)
+        if constexpr (kLanes<T>) {
+          s *= e_[k];
+        } else {
+          s *= beta;
+        }
         for (int r = k; r < xr(); ++r) x_(r, j) -= s * x_(r, k);
       }
     }
@@ -425,9 +450,11 @@ class PseudoInverse {
     for (int k = 1; k < xc(); ++k)
       for (int i = 0; i < k; ++i) off2 += x_(i, k) * x_(i, k);
     r_fro2 += off2;
+    // A diagonal R (in every lane: in the others the back substitution adds exact zeros).
+    const bool diagonal = all_lanes(off2 == T(0));
     T rinv_fro2 = T(0);
-    for (int k = 0; k < xc() && off2 == T(0); ++k) rinv_fro2 += d_[k] * d_[k];
-    for (int k = 0; k < xc() && off2 != T(0); ++k) {
+    for (int k = 0; k < xc() && diagonal; ++k) rinv_fro2 += d_[k] * d_[k];
+    for (int k = 0; k < xc() && !diagonal; ++k) {
       Vec<T, XC> y;
       y[k] = d_[k];
       rinv_fro2 += y[k] * y[k];
@@ -439,7 +466,12 @@ class PseudoInverse {
       }
     }
     const T kappa_lb = T(1) / sqrt(r_fro2 * rinv_fro2);
-    if (!(kappa_lb > max_of(rtol, exact_conditioning_floor<T>()))) return false;
+    const MaskOf<T> proven = kappa_lb > max_of(rtol, exact_conditioning_floor<T>());
+    if constexpr (kLanes<T>) {
+      unsolved_ = !proven;
+    } else if (!proven) {
+      return false;
+    }
     qr_ = true;
     rank_ = xc();
     conditioning_ = kappa_lb;
@@ -449,7 +481,7 @@ class PseudoInverse {
 
   // v_k^T z over rows k.., then z -= (2 / v^T v) (v_k^T z) v_k: applies reflector k to z.
   UKES_HD void reflect(int k, Vec<T, XR>& z) const {
-    if (e_[k] == T(0)) return;  // the identity
+    if (all_lanes(e_[k] == T(0))) return;  // the identity
     T s = T(0);
     for (int r = k; r < xr(); ++r) s += x_(r, k) * z[r];
     s *= e_[k];
@@ -507,6 +539,7 @@ class PseudoInverse {
   int rank_ = 0;
   int sweeps_ = 0;
   T conditioning_ = T(1);
+  MaskOf<T> unsolved_ = MaskOf<T>(false);
   // Padded only: the active sizes of X and its orientation.
   bool transposed_ = false;
   int xr_ = XR;

@@ -39,6 +39,7 @@ struct DynamicsEval {
   int rank = 0;
   T conditioning = T(1);  // see UkSolution::conditioning
   bool mass_ok = false;
+  MaskOf<T> unsolved = MaskOf<T>(false);  // see UkSolution::unsolved
 };
 
 template <class Model, class T>
@@ -58,7 +59,7 @@ struct ModelNonIdealForce {
 // The rank tolerance of a run's pseudoinverses.
 template <class T>
 UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, int m, int n) {
-  return s.rank_rtol < T(0) ? default_rank_rtol<T>(m, n) : s.rank_rtol;
+  return pick(s.rank_rtol < T(0), default_rank_rtol<T>(m, n), s.rank_rtol);
 }
 template <class Model, class T>
 UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, const Model& model) {
@@ -113,6 +114,7 @@ UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& f
   e.rhs_norm = norm2(bs);
   e.rank = uk.rank;
   e.conditioning = uk.conditioning;
+  e.unsolved = uk.unsolved;
   return e;
 }
 

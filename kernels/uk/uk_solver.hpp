@@ -26,6 +26,9 @@ struct UkSolution {
   int rank = 0;            // numerical rank of A (at the pseudoinverse's tolerance)
   T conditioning = T(1);   // kept singular values of A L^-T: smallest / largest (1 without rows)
   bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
+  // Lanes (kernels/core/lanes.hpp) whose pseudoinverse the lanes could not finish
+  // (PseudoInverse::unsolved): their caller solves them one by one. False for a plain scalar.
+  MaskOf<T> unsolved = MaskOf<T>(false);
 };
 
 // The solution when M is not positive definite: mass_ok false and every vector NaN, since none is
@@ -68,6 +71,7 @@ UKES_HD void uk_finish(const Factor& L, const Mat<T, M, N>& A, const Vec<T, M>& 
   if constexpr (M > 0) {
     s.rank = Bp.rank();
     s.conditioning = Bp.conditioning();
+    if constexpr (kLanes<T>) s.unsolved = Bp.unsolved();
 
     const Vec<T, N> y = Bp.apply(b - A * s.a);
     s.Qc_ideal = lower_times(L, y);
@@ -121,7 +125,7 @@ UKES_HD bool definite_at_working_precision(const Mat<T, N, N>& M, const Mat<T, N
     largest = max_of(largest, M(j, j));
     smallest_pivot = min_of(smallest_pivot, L(j, j) * L(j, j));
   }
-  return smallest_pivot > T(N) * Epsilon<T>::value * largest;
+  return all_lanes(smallest_pivot > T(N) * Epsilon<T>::value * largest);
 }
 
 // Hands the prescribed force the ideal constraint force of the original mass when the solve runs
@@ -151,7 +155,9 @@ UKES_HD bool factor_mass_or_augmented(const Mat<T, N, N>& mass, const Mat<T, M, 
                                       CholeskyFactor<T, N>& L, T& shift) {
   shift = T(0);
   if (cholesky(mass, L) && definite_at_working_precision(mass, L.L)) return true;
-  if constexpr (M == 0) {
+  if constexpr (M == 0 || kLanes<T>) {
+    // Lanes: an augmented mass in one lane would change the others' rounding, so a mass not
+    // definite in some lane fails them all, and their caller solves them one by one.
     (void)A;
     return false;
   } else {
@@ -186,7 +192,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
   if constexpr (M > 0) {
     const auto Bp = make_pinv(right_solved_lower_transpose(L, A), rank_rtol, block);
     if constexpr (NonIdeal::kActive) {
-      if (shift != T(0)) {
+      if (any_lane(shift != T(0))) {
         const ShiftedNonIdeal<T, N, NonIdeal> shifted{nonideal, shift * transpose_times(A, b)};
         uk_finish(L, A, b, Bp, shifted, s);
       } else {
@@ -197,7 +203,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
     }
     // The ideal force on the original mass: (M + s A^T A) qdd = Q + Qc_ideal + Qc_nonideal gives
     // M qdd - Q - Qc_nonideal = Qc_ideal - s A^T A qdd (without M, which need not stay live).
-    if (shift != T(0)) s.Qc_ideal = s.Qc_ideal - shift * transpose_times(A, A * s.qdd);
+    if (any_lane(shift != T(0))) s.Qc_ideal = s.Qc_ideal - shift * transpose_times(A, A * s.qdd);
   } else {
     (void)rank_rtol, (void)block;
     uk_finish(L, A, b, NoPseudoInverse{}, nonideal, s);

@@ -252,6 +252,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   settings.threads = options.threads > 0 ? options.threads : default_cpu_threads();
   settings.threads = std::clamp(settings.threads, 1, std::max(1, count));
   settings.cancel = options.cancel;
+  if (options.cpu_isa) settings.cpu_isa = options.cpu_isa;
   settings.gpu_pinned_budget = options.gpu_pinned_budget;
 
   SliceDevices devices(spec, out);
@@ -328,6 +329,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   out.steps = finish.steps;
   out.systems_done = first;
   out.threads = devices.device() == Device::kCpu ? settings.threads : 0;
+  if (out.threads > 0) out.cpu_lanes = cpu_lanes_description(settings);
   if (out.backend.empty()) out.backend = device_name(devices.device());
   out.results.backend = out.backend;
   out.elapsed_s = seconds_since(start);

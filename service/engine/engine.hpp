@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct SliceDone {
 
 struct ExecuteOptions {
   int threads = 0;                     // CPU threads; <= 0: one per hardware thread
+  std::optional<CpuIsa> cpu_isa;       // the CPU lanes' instruction set; unset: the process's
   const CancelFlag* cancel = nullptr;  // a request stops the run, inside and between slices
   double timeout_s = 0.0;              // > 0: no slice starts after this many seconds
   // Slices adapt their size to take about slice_target_s each on the CPU (the first is small, so
@@ -84,6 +86,9 @@ struct RunOutcome {
   double total_s = 0.0;    // integration and statistics
   std::string backend;     // "cpu" or "gpu": where the last slice ran
   int threads = 0;         // CPU threads used (0 on the GPU)
+  // How a CPU run's systems shared SIMD lanes ("avx2 lanes of 4", docs/CPU_LANES.md); empty when
+  // each ran alone (on the GPU, FP32, a controlled or stiff run, UKES_CPU_ISA=scalar).
+  std::string cpu_lanes;
   // Set when the spec resolved to the GPU, asked for `auto`, and the GPU broke during the run
   // (GpuUnusableError): why systems from fallback_from on ran on the CPU.
   std::string fallback_reason;

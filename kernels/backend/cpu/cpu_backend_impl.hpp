@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
@@ -14,12 +15,33 @@
 
 namespace ukes {
 
+// Whether a model's systems share lanes (kernels/backend/cpu/simd/): those CMake builds lanes for,
+// the built-ins and the user-model buckets, whose units (instantiate_model.cpp.in) say so. A model
+// of a test's own runs per system.
+template <class Model>
+inline constexpr bool kLaneModel = false;
+
 template <class Model, class T>
 void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads) {
+                   const BatchOutputView& out, int threads, CpuIsa isa) {
   constexpr int kChunk = 16;
   const int count = in.count;
   if (threads <= 0) threads = default_cpu_threads();
+  if constexpr (std::is_same_v<T, double> && kLaneModel<Model>) {
+    // An instruction set this CPU lacks would stop the process; its systems run per system.
+    if (lanes_take(settings) && cpu_supports(isa)) {
+      switch (isa) {
+#define UKES_CPU_ISA_CASE(Name, spelling, width)                                  \
+  case CpuIsa::k##Name:                                                           \
+    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {                           \
+      return run_batch_lanes<Model, CpuIsa::k##Name>(in, settings, out, threads); \
+    }                                                                             \
+    break;
+        UKES_CPU_ISAS(UKES_CPU_ISA_CASE)
+#undef UKES_CPU_ISA_CASE
+      }
+    }
+  }
   threads = std::max(1, std::min(threads, (count + kChunk - 1) / kChunk));
   std::atomic<int> next{0};
   auto worker = [&] {

@@ -264,7 +264,7 @@ struct FourBarSegments {
     const S v184(T(0x0p+0));
     const S v185 = expr::detail::apply<expr::Op::kGt>(v183, v184);
     const S v186 = expr::detail::apply<expr::Op::kSqrt>(v183, v183);
-    const S& v187 = value_of(v185) != 0 ? v186 : v184;
+    const S& v187 = expr::detail::choose(v185, v186, v184);
     const S v188 = expr::detail::apply<expr::Op::kDiv>(v165, v171);
     const S v189 = expr::detail::apply<expr::Op::kDiv>(v166, v171);
     const S v190 = expr::detail::apply<expr::Op::kMul>(v181, v188);
@@ -272,7 +272,7 @@ struct FourBarSegments {
     const S v192 = expr::detail::apply<expr::Op::kGe>(v188, v184);
     const S v193(T(0x1p+0));
     const S v194(-T(0x1p+0));
-    const S& v195 = value_of(v192) != 0 ? v193 : v194;
+    const S& v195 = expr::detail::choose(v192, v193, v194);
     const S v196 = expr::detail::apply<expr::Op::kMul>(v195, v187);
     const S v197 = expr::detail::apply<expr::Op::kMul>(v196, v189);
     const S v198 = expr::detail::apply<expr::Op::kSub>(v191, v197);
@@ -343,7 +343,7 @@ struct FourBarSegments {
     const S v258(T(0x0p+0));
     const S v259 = expr::detail::apply<expr::Op::kGt>(v257, v258);
     const S v260 = expr::detail::apply<expr::Op::kSqrt>(v257, v257);
-    const S& v261 = value_of(v259) != 0 ? v260 : v258;
+    const S& v261 = expr::detail::choose(v259, v260, v258);
     const S v262 = expr::detail::apply<expr::Op::kDiv>(v240, v246);
     const S v263 = expr::detail::apply<expr::Op::kDiv>(v241, v246);
     const S v264 = expr::detail::apply<expr::Op::kMul>(v255, v262);
@@ -353,7 +353,7 @@ struct FourBarSegments {
     const S v268 = expr::detail::apply<expr::Op::kGe>(v262, v258);
     const S v269(T(0x1p+0));
     const S v270(-T(0x1p+0));
-    const S& v271 = value_of(v268) != 0 ? v269 : v270;
+    const S& v271 = expr::detail::choose(v268, v269, v270);
     const S v272 = expr::detail::apply<expr::Op::kMul>(v271, v261);
     const S v273 = expr::detail::apply<expr::Op::kMul>(v272, v263);
     const S v274 = expr::detail::apply<expr::Op::kSub>(v265, v273);

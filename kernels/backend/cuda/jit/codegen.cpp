@@ -87,8 +87,8 @@ class SegmentWriter {
         out_ << "    store(" << i.a << ", " << reg(i.b) << ");\n";
         return;  // writes no register
       case Op::kIf:
-        out_ << "    const S& " << v << " = value_of(" << reg(i.a) << ") != 0 ? " << reg(i.b)
-             << " : " << reg(i.c) << ";\n";
+        out_ << "    const S& " << v << " = expr::detail::choose(" << reg(i.a) << ", " << reg(i.b)
+             << ", " << reg(i.c) << ");\n";
         break;
       default: {
         // A unary operation reads x alone; the interpreter passes it a stale register as y.

@@ -1,0 +1,268 @@
+// The CPU backend's SIMD lanes (kernels/backend/cpu/simd/, docs/CPU_LANES.md) against the
+// per-system path: every catalogue model, RK4 and DOPRI5, on every lane instruction set this CPU
+// has; results independent of threads and of which systems share lanes; lanes the vector solve
+// cannot finish handed to the scalar one; the choice of instruction set.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/backend/cpu/simd/simd_lanes.hpp"
+#include "kernels/ensemble/ensemble.hpp"
+#include "kernels/models/catalogue.hpp"
+#include "service/runspec/run_spec.hpp"
+#include "support/identical_results.hpp"
+#include "support/spec_run.hpp"
+
+namespace ukes {
+namespace {
+
+std::vector<CpuIsa> lane_isas_here() {
+  std::vector<CpuIsa> isas;
+  for (const CpuIsa isa : {CpuIsa::kSse2, CpuIsa::kAvx2, CpuIsa::kAvx512})
+    if (cpu_supports(isa)) isas.push_back(isa);
+  return isas;
+}
+
+// System i of a Monte Carlo batch: the model's defaults with its velocities scaled by 1 + eps_i and
+// shifted by eps_i, eps_i = 1e-3 frac(0.618... i), as benchmarks/compare.py perturbs them.
+Batch perturbed_batch(const ModelInfo& model, int first, int count) {
+  Batch batch = Batch::defaults(model, count);
+  for (int i = 0; i < count; ++i) {
+    const double golden = 0.6180339887498949 * (first + i);
+    const double eps = 1e-3 * (golden - std::floor(golden));
+    for (int j = 0; j < model.n; ++j) batch.qd(j, i) = batch.qd(j, i) * (1.0 + eps) + eps;
+  }
+  return batch;
+}
+
+template <class Model>
+BatchResults run_on(CpuIsa isa, Method method, int first, int count, int threads) {
+  const ModelInfo* model = find_model(Model::kName);
+  const Batch batch = perturbed_batch(*model, first, count);
+  RunSettings<double> s;
+  s.method = method;
+  s.t_end = 0.2;
+  s.dt = 1e-3;
+  s.rtol = s.atol = 1e-9;
+  s.samples = 5;
+  s.dynamics.alpha = Model::kGains.alpha;
+  s.dynamics.beta = Model::kGains.beta;
+  BatchResults results;
+  results.allocate(batch, s.samples, {0, 1, count - 1});
+  run_batch_cpu<Model, double>(batch.view(), s, results.view(), threads, isa);
+  return results;
+}
+
+// Largest |a - b| / (1 + |b|) over two result vectors.
+double relative_gap(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double gap = 0.0;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+    gap = std::max(gap, std::abs(a[k] - b[k]) / (1.0 + std::abs(b[k])));
+  }
+  return gap;
+}
+
+void expect_agreement(const BatchResults& lanes, const BatchResults& scalar, double bound,
+                      const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(lanes.status, scalar.status);
+  EXPECT_EQ(lanes.steps, scalar.steps);
+  EXPECT_EQ(lanes.rejected, scalar.rejected);
+  EXPECT_LE(relative_gap(lanes.t, scalar.t), bound);
+  EXPECT_LE(relative_gap(lanes.q, scalar.q), bound);
+  EXPECT_LE(relative_gap(lanes.qd, scalar.qd), bound);
+  EXPECT_LE(relative_gap(lanes.residual_max, scalar.residual_max), bound);
+  EXPECT_LE(relative_gap(lanes.force_max, scalar.force_max), bound);
+  EXPECT_LE(relative_gap(lanes.inconsistency_max, scalar.inconsistency_max), bound);
+  EXPECT_LE(relative_gap(lanes.traj_q, scalar.traj_q), bound);
+  EXPECT_LE(relative_gap(lanes.traj_qd, scalar.traj_qd), bound);
+  EXPECT_LE(relative_gap(lanes.traj_residual, scalar.traj_residual), bound);
+  EXPECT_LE(relative_gap(lanes.traj_force, scalar.traj_force), bound);
+}
+
+// 37 systems: not a multiple of any lane width, so chunks end with idle lanes.
+constexpr int kSystems = 37;
+
+TEST(CpuLanes, EveryCatalogueModelAgreesWithThePerSystemPathOnRk4) {
+  ASSERT_FALSE(lane_isas_here().empty()) << "an x86-64 CPU has SSE2 at least";
+  for_each_model([]<class Model>() {
+    const BatchResults scalar = run_on<Model>(CpuIsa::kScalar, Method::kRk4, 0, kSystems, 2);
+    for (const CpuIsa isa : lane_isas_here()) {
+      const BatchResults lanes = run_on<Model>(isa, Method::kRk4, 0, kSystems, 2);
+      expect_agreement(lanes, scalar, 1e-12, std::string(Model::kName) + " " + cpu_isa_name(isa));
+    }
+  });
+}
+
+// Adaptive steps: each lane's system takes its own steps (the lanes stay full regardless).
+TEST(CpuLanes, EveryCatalogueModelAgreesWithThePerSystemPathOnDopri5) {
+  for_each_model([]<class Model>() {
+    const BatchResults scalar = run_on<Model>(CpuIsa::kScalar, Method::kDopri5, 0, kSystems, 2);
+    for (const CpuIsa isa : lane_isas_here()) {
+      const BatchResults lanes = run_on<Model>(isa, Method::kDopri5, 0, kSystems, 2);
+      expect_agreement(lanes, scalar, 1e-10, std::string(Model::kName) + " " + cpu_isa_name(isa));
+    }
+  });
+}
+
+// Which systems share an evaluation depends on where the batch starts (the engine's slices) and
+// how its chunks fall; each system's numbers must not.
+TEST(CpuLanes, ResultsAreIdenticalWhateverTheThreadsAndTheSlicing) {
+  for (const CpuIsa isa : lane_isas_here()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    const BatchResults one = run_on<models::FourBar>(isa, Method::kDopri5, 0, 150, 1);
+    const BatchResults two = run_on<models::FourBar>(isa, Method::kDopri5, 0, 150, 2);
+    testing::expect_identical(one, two);
+    // Systems 3 .. 149 alone: every lane group differs from the whole batch's.
+    const BatchResults tail = run_on<models::FourBar>(isa, Method::kDopri5, 3, 147, 2);
+    for (int i = 0; i < 147; ++i) {
+      ASSERT_EQ(tail.status[i], one.status[i + 3]);
+      ASSERT_EQ(tail.steps[i], one.steps[i + 3]);
+      for (int j = 0; j < one.n; ++j) {
+        ASSERT_EQ(tail.q_at(j, i), one.q_at(j, i + 3)) << "system " << i + 3;
+        ASSERT_EQ(tail.qd_at(j, i), one.qd_at(j, i + 3)) << "system " << i + 3;
+      }
+    }
+  }
+}
+
+// A user model (run through the interpreter, op by op across lanes) whose two rows coincide in
+// some systems: there QR cannot prove full rank, and those lanes are solved one by one by the
+// Jacobi SVD, as the per-system path solves them; the other lanes stay in the lanes. Its
+// functions cover the operations whose lanes choose per lane (if, min, max, abs, sign, hypot, pow).
+nlohmann::json redundant_rows_spec() {
+  nlohmann::json systems = nlohmann::json::array();
+  // c = 0 gives two equal rows (rank 1), c = 0.5 two independent ones.
+  for (const double c : {0.0, 0.5, 0.0, 0.5, 0.5, 0.0, 0.5, 0.5, 0.0, 0.5, 0.5})
+    systems.push_back({{"params", {{"c", c}}}});
+  return {{"model",
+           {{"format", "ukes-model/1"},
+            {"name", "two_rows"},
+            {"coordinates", {"x", "y"}},
+            {"parameters", {{{"name", "c"}, {"value", 0.0}}}},
+            {"mass", {{"diagonal", {"1 + 0.1 * abs(x)", "2 + pow(y * y, 1.5)"}}}},
+            {"force",
+             {"-x + if(x > 0, 0.1, -0.1) * min(x, y) + sign(y) * 0.01",
+              "-y + max(x, y) * 0.05 - hypot(x, y) * 0.01"}},
+            {"position_constraints", {"x + y - 1", "c * (x - y) + (1 - c) * (x + y - 1)"}},
+            {"initial_state", {{"q", {0.5, 0.5}}, {"qd", {0.1, -0.1}}}},
+            {"t_end", 0.5},
+            {"baumgarte", {{"alpha", 10.0}, {"beta", 25.0}}}}},
+          {"systems", systems},
+          {"integrator", {{"method", "rk4"}, {"dt", 1e-3}}},
+          {"output", {{"samples", 6}, {"trajectories", "first:11"}}}};
+}
+
+RunOutcome run_spec_on(const nlohmann::json& spec, CpuIsa isa) {
+  ExecuteOptions options;
+  options.threads = 2;
+  options.cpu_isa = isa;
+  return execute(parse_run_spec(spec), options);
+}
+
+TEST(CpuLanes, LanesTheVectorSolveCannotFinishAreSolvedOneByOne) {
+  const nlohmann::json spec = redundant_rows_spec();
+  const RunOutcome scalar = run_spec_on(spec, CpuIsa::kScalar);
+  for (const CpuIsa isa : lane_isas_here()) {
+    const RunOutcome lanes = run_spec_on(spec, isa);
+    expect_agreement(lanes.results, scalar.results, 1e-12, cpu_isa_name(isa));
+  }
+  // The systems with equal rows met both (they are one), those without met both too.
+  for (int i = 0; i < scalar.results.count; ++i)
+    EXPECT_EQ(scalar.results.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+}
+
+// The vector functions the lanes call in place of the C library's (xsimd's, on the SSE2 batch: the
+// wider variants run the same algorithms), in units in the last place of the C library's result.
+double ulps_apart(double a, double b) {
+  if (a == b) return 0.0;
+  const auto key = [](double x) {
+    std::int64_t i;
+    std::memcpy(&i, &x, sizeof i);
+    return i < 0 ? std::numeric_limits<std::int64_t>::min() - i : i;
+  };
+  return std::abs(static_cast<double>(key(a) - key(b)));
+}
+
+template <class Lane, class Scalar>
+double worst_ulps(double lo, double hi, Lane&& lane, Scalar&& scalar) {
+  using Batch = xsimd::batch<double, xsimd::sse2>;
+  double worst = 0.0;
+  constexpr int kPoints = 200000;
+  for (int i = 0; i < kPoints; i += 2) {
+    const double x0 = lo + (hi - lo) * i / kPoints, x1 = lo + (hi - lo) * (i + 1) / kPoints;
+    alignas(16) double y[2];
+    lane(Batch{x0, x1}).store_aligned(y);
+    worst = std::max({worst, ulps_apart(y[0], scalar(x0)), ulps_apart(y[1], scalar(x1))});
+  }
+  return worst;
+}
+
+TEST(CpuLanes, VectorFunctionsAreWithinTwoUlpOfTheCLibrary) {
+  using Batch = xsimd::batch<double, xsimd::sse2>;
+  EXPECT_LE(worst_ulps(
+                -1e4, 1e4, [](Batch x) { return sin(x); }, [](double x) { return std::sin(x); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                -1e4, 1e4, [](Batch x) { return cos(x); }, [](double x) { return std::cos(x); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                -1.5, 1.5, [](Batch x) { return tan(x); }, [](double x) { return std::tan(x); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                -1, 1, [](Batch x) { return asin(x); }, [](double x) { return std::asin(x); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                -50, 50, [](Batch x) { return atan2(x, Batch(1.3)); },
+                [](double x) { return std::atan2(x, 1.3); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                -50, 50, [](Batch x) { return exp(x); }, [](double x) { return std::exp(x); }),
+            2.0);
+  EXPECT_LE(worst_ulps(
+                1e-3, 1e3, [](Batch x) { return log(x); }, [](double x) { return std::log(x); }),
+            2.0);
+  EXPECT_EQ(worst_ulps(
+                0, 1e6, [](Batch x) { return sqrt(x); }, [](double x) { return std::sqrt(x); }),
+            0.0);
+}
+
+TEST(CpuLanes, TheInstructionSetIsTheWidestUnlessTheEnvironmentNamesAnother) {
+  const auto all = [](CpuIsa) { return true; };
+  const auto up_to_avx2 = [](CpuIsa isa) { return isa != CpuIsa::kAvx512; };
+  EXPECT_EQ(choose_cpu_isa(nullptr, all).isa, CpuIsa::kAvx512);
+  EXPECT_EQ(choose_cpu_isa(nullptr, up_to_avx2).isa, CpuIsa::kAvx2);
+  EXPECT_EQ(choose_cpu_isa("", up_to_avx2).isa, CpuIsa::kAvx2);
+  EXPECT_TRUE(choose_cpu_isa(nullptr, all).note.empty());
+
+  const CpuIsaChoice scalar = choose_cpu_isa("scalar", up_to_avx2);
+  EXPECT_EQ(scalar.isa, CpuIsa::kScalar);
+  EXPECT_TRUE(scalar.note.empty());
+  EXPECT_EQ(choose_cpu_isa("sse2", up_to_avx2).isa, CpuIsa::kSse2);
+
+  const CpuIsaChoice lacking = choose_cpu_isa("avx512", up_to_avx2);
+  EXPECT_EQ(lacking.isa, CpuIsa::kAvx2);
+  EXPECT_EQ(lacking.note, "UKES_CPU_ISA: this CPU has no avx512; running avx2");
+
+  const std::string long_name(5000, 'z');
+  const CpuIsaChoice unknown = choose_cpu_isa(long_name.c_str(), up_to_avx2);
+  EXPECT_EQ(unknown.isa, CpuIsa::kAvx2);
+  EXPECT_LT(unknown.note.size(), 120u) << "the name is not echoed unbounded";
+  EXPECT_NE(unknown.note.find("is none of scalar, sse2, avx2, avx512"), std::string::npos)
+      << unknown.note;
+
+  EXPECT_EQ(cpu_isa_lanes(CpuIsa::kAvx2), 4);
+  EXPECT_TRUE(cpu_supports(cpu_isa()));
+}
+
+}  // namespace
+}  // namespace ukes

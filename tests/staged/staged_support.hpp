@@ -47,7 +47,8 @@ PathRuns run_both_paths(const Batch& batch, const EnsembleSettings& e,
   r.fused.allocate(batch, e.samples, traj_ids);
   r.staged.allocate(batch, e.samples, traj_ids);
   const RunSettings<T> s = to_run_settings<T>(e);
-  run_batch_cpu<Model, T>(batch.view(), s, r.fused.view(), 1);
+  // Per system, as the staged path integrates (the CPU's SIMD lanes are tests/lanes').
+  run_batch_cpu<Model, T>(batch.view(), s, r.fused.view(), 1, CpuIsa::kScalar);
   Executor ex(batch.count);
   run_staged<Model, T>(ex, batch.view(), s, r.staged.view(), nullptr);
   if (inspect) inspect(ex);

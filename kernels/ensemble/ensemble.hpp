@@ -73,7 +73,7 @@ struct EnsembleSettings {
   int threads = 0;  // CPU threads; <= 0: all hardware threads
   // The instruction set of the CPU's lanes (kernels/backend/cpu/cpu_isa.hpp); unset: the
   // process's choice (UKES_CPU_ISA, else the best this CPU has).
-  std::optional<CpuIsa> cpu_isa;
+  std::optional<CpuIsa> cpu_isa = std::nullopt;
   GpuPath gpu_path = GpuPath::kAuto;
   std::size_t gpu_memory_budget = 0;  // device bytes a GPU run may use; 0: 80% of what is free
   // Page-locked host bytes a GPU run may pin (its chunks' host mirrors); 0: 256 MiB

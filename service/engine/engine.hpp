@@ -40,8 +40,9 @@ struct SliceDone {
 };
 
 struct ExecuteOptions {
-  int threads = 0;                     // CPU threads; <= 0: one per hardware thread
-  std::optional<CpuIsa> cpu_isa;       // the CPU lanes' instruction set; unset: the process's
+  int threads = 0;  // CPU threads; <= 0: one per hardware thread
+  // The CPU lanes' instruction set (kernels/backend/cpu/cpu_isa.hpp); unset: the process's.
+  std::optional<CpuIsa> cpu_isa = std::nullopt;
   const CancelFlag* cancel = nullptr;  // a request stops the run, inside and between slices
   double timeout_s = 0.0;              // > 0: no slice starts after this many seconds
   // Slices adapt their size to take about slice_target_s each on the CPU (the first is small, so

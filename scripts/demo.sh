@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 build="${1:-build}"
 
 scripts/install-deps.sh
+# ccache keyed on paths relative to this tree, as scripts/test.sh does: a fresh clone's first demo
+# then reuses what a build of the same sources elsewhere compiled (the CUDA module: most of it).
+export CCACHE_BASEDIR="$PWD"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)" --target ukes ukes-server  # only what the demo needs
 

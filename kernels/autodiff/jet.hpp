@@ -19,6 +19,7 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include "kernels/core/hd.hpp"
 
@@ -273,13 +274,15 @@ UKES_HD UKES_INLINE Jet<T, N> pow_varying_exponent(const Jet<T, N>& a, const Jet
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> pow(const Jet<T, N>& a, const Jet<T, N>& b) {
   const T f0 = pow(a.c0, b.c0);
-  if (b.varies) return pow_varying_exponent(a, b, f0);
-  // Lanes: each lane by its own exponent's constancy.
-  const MaskOf<T> constant = (b.c1 == T(0)) && (b.c2 == T(0));
   if constexpr (kLanes<T>) {
+    if (b.varies) return pow_varying_exponent(a, b, f0);
+    // Each lane by its own exponent's constancy.
+    const MaskOf<T> constant = (b.c1 == T(0)) && (b.c2 == T(0));
     return pick(constant, pow_constant_exponent(a, b.c0, f0), pow_varying_exponent(a, b, f0));
   } else {
-    return constant ? pow_constant_exponent(a, b.c0, f0) : pow_varying_exponent(a, b, f0);
+    // One inlined copy of each form: the device interpreter inlines every operation's code.
+    if (!b.varies && b.c1 == T(0) && b.c2 == T(0)) return pow_constant_exponent(a, b.c0, f0);
+    return pow_varying_exponent(a, b, f0);
   }
 }
 
@@ -359,16 +362,30 @@ UKES_HD UKES_INLINE void assign(Jet<T, N>& dst, const Jet<T, N>& src) {
     for (int i = 0; i < N; ++i) dst.g[i] = src.g[i];
 }
 
+// Whether S's value is a lane type (kernels/core/lanes.hpp): a lane scalar or a jet of one.
+// Where it is not, a choice between two S is the plain ternary: through pick's references nvcc
+// allocated more registers and spilled more (see max_of, kernels/core/hd.hpp).
+template <class S>
+inline constexpr bool kLaneValued = kLanes<decltype(value_of(std::declval<const S&>()))>;
+
 // min and max pick an operand, value and derivatives alike: a when a <= b (min) or a >= b
 // (max), else b (docs/MODEL_FORMAT.md, "Derivatives at kinks"). For plain numbers and jets.
-// (The operand itself for a plain scalar; lane by lane for a lane type, kernels/core/lanes.hpp.)
+// (The operand itself for a plain scalar; lane by lane for a lane type.)
 template <class S>
 UKES_HD UKES_INLINE decltype(auto) jet_min(const S& a, const S& b) {
-  return pick(value_of(a) <= value_of(b), a, b);
+  if constexpr (kLaneValued<S>) {
+    return pick(value_of(a) <= value_of(b), a, b);
+  } else {
+    return value_of(a) <= value_of(b) ? a : b;
+  }
 }
 template <class S>
 UKES_HD UKES_INLINE decltype(auto) jet_max(const S& a, const S& b) {
-  return pick(value_of(a) >= value_of(b), a, b);
+  if constexpr (kLaneValued<S>) {
+    return pick(value_of(a) >= value_of(b), a, b);
+  } else {
+    return value_of(a) >= value_of(b) ? a : b;
+  }
 }
 
 // A lane type's choice between two jets (its MaskOps::pick, kernels/core/lanes.hpp): in each

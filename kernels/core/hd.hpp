@@ -56,7 +56,11 @@ using std::tanh;
 // -1, 0 or 1 by the sign of x (NaN stays NaN).
 template <class T>
 UKES_HD UKES_INLINE T sign(T x) {
-  return pick(x > T(0), T(1), pick(x < T(0), T(-1), x * T(0)));
+  if constexpr (kLanes<T>) {
+    return pick(x > T(0), T(1), pick(x < T(0), T(-1), x * T(0)));
+  } else {
+    return x > T(0) ? T(1) : x < T(0) ? T(-1) : x * T(0);
+  }
 }
 
 template <class T>
@@ -64,14 +68,25 @@ UKES_HD UKES_INLINE constexpr T square(T x) {
   return x * x;
 }
 
+// A plain scalar takes the plain ternary, not pick's choice between references: with pick,
+// nvcc gave FrictionRing's fused FP64 RK4 kernel 180 registers instead of 142
+// (benchmarks/kernel_resources.tsv).
 template <class T>
 UKES_HD UKES_INLINE constexpr T max_of(T a, T b) {
-  return pick(a > b, a, b);
+  if constexpr (kLanes<T>) {
+    return pick(a > b, a, b);
+  } else {
+    return a > b ? a : b;
+  }
 }
 
 template <class T>
 UKES_HD UKES_INLINE constexpr T min_of(T a, T b) {
-  return pick(a < b, a, b);
+  if constexpr (kLanes<T>) {
+    return pick(a < b, a, b);
+  } else {
+    return a < b ? a : b;
+  }
 }
 
 // Machine epsilon without <limits> (numeric_limits is host-only in older CUDA toolchains).

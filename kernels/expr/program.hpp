@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/autodiff/jet.hpp"
 #include "kernels/expr/operations.hpp"
@@ -75,7 +76,11 @@ namespace detail {
 // 1 where b holds, else 0 (lane by lane for a lane type's mask, kernels/core/lanes.hpp).
 template <class S, class Mask>
 UKES_HD UKES_INLINE S truth(const Mask& b) {
-  return pick(b, S(1), S(0));
+  if constexpr (std::is_same_v<Mask, bool>) {
+    return b ? S(1) : S(0);  // the plain ternary (kLaneValued, kernels/autodiff/jet.hpp)
+  } else {
+    return pick(b, S(1), S(0));
+  }
 }
 
 // Where x's value is not zero: the truth of a condition.
@@ -89,7 +94,11 @@ UKES_HD UKES_INLINE auto nonzero(const S& x) {
 // not copied), lane by lane for a lane type.
 template <class S>
 UKES_HD UKES_INLINE decltype(auto) choose(const S& c, const S& a, const S& b) {
-  return pick(nonzero(c), a, b);
+  if constexpr (kLaneValued<S>) {
+    return pick(nonzero(c), a, b);
+  } else {
+    return nonzero(c) ? a : b;  // the plain ternary (kLaneValued, kernels/autodiff/jet.hpp)
+  }
 }
 
 // Unary and binary functions and operators (moves and `if` are the evaluator's), one operation

@@ -380,12 +380,22 @@ class PseudoInverse {
     for (int k = 0; k < XC; ++k) {
       const T s = sigma[k];
       const MaskOf<T> keep = (s > cutoff) && (s > T(0));
-      e_[k] = pick(keep, T(1) / (s * s), T(0));
-      s_min_kept = pick(keep, min_of(s_min_kept, s), s_min_kept);
-      if (all_lanes(keep)) {
+      if constexpr (kLanes<T>) {
+        e_[k] = pick(keep, T(1) / (s * s), T(0));
+        s_min_kept = pick(keep, min_of(s_min_kept, s), s_min_kept);
+        if (all_lanes(keep)) {
+          ++rank_;
+        } else {
+          unsolved_ = unsolved_ || keep;  // a lane of a higher rank than the others
+        }
+      } else if (keep) {
+        // A plain branch for a scalar: the GPU's kernels divide only for the values kept
+        // (selecting between both cost TwoRodPendulum's fused FP64 RK4 kernel 50 registers).
+        e_[k] = T(1) / (s * s);
         ++rank_;
-      } else if constexpr (kLanes<T>) {
-        unsolved_ = unsolved_ || keep;  // a lane of a higher rank than the others
+        s_min_kept = min_of(s_min_kept, s);
+      } else {
+        e_[k] = T(0);
       }
     }
     conditioning_ = rank_ > 0 ? s_min_kept / s_max : T(1);
@@ -418,7 +428,12 @@ class PseudoInverse {
         continue;
       }
       // R(k, k) gets the sign opposite to x_kk so that v_0 = x_kk - R(k, k) does not cancel.
-      const T rkk = pick(xkk > T(0), -norm, norm);
+      T rkk;
+      if constexpr (kLanes<T>) {
+        rkk = pick(xkk > T(0), -norm, norm);
+      } else {
+        rkk = xkk > T(0) ? -norm : norm;
+      }
       const T v0 = xkk - rkk;
       const T beta = T(1) / (norm * abs(v0));  // 2 / v^T v, with v^T v = 2 norm |v0|
       // The solves multiply: one division per column. A lane whose column is triangular takes

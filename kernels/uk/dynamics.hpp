@@ -59,7 +59,11 @@ struct ModelNonIdealForce {
 // The rank tolerance of a run's pseudoinverses.
 template <class T>
 UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, int m, int n) {
-  return pick(s.rank_rtol < T(0), default_rank_rtol<T>(m, n), s.rank_rtol);
+  if constexpr (kLanes<T>) {
+    return pick(s.rank_rtol < T(0), default_rank_rtol<T>(m, n), s.rank_rtol);
+  } else {
+    return s.rank_rtol < T(0) ? default_rank_rtol<T>(m, n) : s.rank_rtol;
+  }
 }
 template <class Model, class T>
 UKES_HD T rank_rtol_of(const DynamicsSettings<T>& s, const Model& model) {

@@ -137,13 +137,23 @@ UKES_HD UKES_INLINE Jet<T, N> operator/(const Jet<T, N>& a, const Jet<T, N>& b) 
 
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> sin(const Jet<T, N>& a) {
-  const T s = sin(a.c0), c = cos(a.c0);
-  return chain(a, s, c, -s);
+  if constexpr (kLanes<T>) {
+    const auto [s, c] = LaneMath<T>::sin_cos(a.c0);
+    return chain(a, s, c, -s);
+  } else {
+    const T s = sin(a.c0), c = cos(a.c0);
+    return chain(a, s, c, -s);
+  }
 }
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> cos(const Jet<T, N>& a) {
-  const T s = sin(a.c0), c = cos(a.c0);
-  return chain(a, c, -s, -c);
+  if constexpr (kLanes<T>) {
+    const auto [s, c] = LaneMath<T>::sin_cos(a.c0);
+    return chain(a, c, -s, -c);
+  } else {
+    const T s = sin(a.c0), c = cos(a.c0);
+    return chain(a, c, -s, -c);
+  }
 }
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> exp(const Jet<T, N>& a) {

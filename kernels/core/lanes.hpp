@@ -31,6 +31,12 @@ struct MaskOps<bool> {
   }
 };
 
+// What a lane type computes better together than its separate functions: sin_cos(x), the pair
+// {sin x, cos x} from one argument reduction (a jet's sin and cos need both,
+// kernels/autodiff/jet.hpp). Specialized next to the lane type; a plain scalar calls sin and cos.
+template <class T>
+struct LaneMath;
+
 // The number of systems a scalar type holds: 1 unless it is a lane type.
 template <class T>
 struct LaneCount {

@@ -2,14 +2,15 @@
 // kernel code (model, constraint form, UK solve) runs for W systems at once
 // (kernels/backend/cpu/simd/lane_batch_impl.hpp). What the generic code needs of a scalar beyond
 // arithmetic and xsimd's functions (found by argument-dependent lookup): masks that branch through
-// kernels/core/lanes.hpp, and epsilon.
+// kernels/core/lanes.hpp, sin and cos from one reduction (LaneMath), and epsilon.
 //
-// Accuracy: xsimd's sin, cos, tan, asin, atan2, exp and log on doubles are within 2 ulp of the C
-// library's the scalar path calls, sqrt equal to it (tests/lanes/lanes_test.cpp, over
-// |x| <= 1e4 for sin and cos).
+// Accuracy: xsimd's sin, cos, sincos, tan, asin, atan2, exp and log on doubles are within 2 ulp of
+// the C library's the scalar path calls, sqrt equal to it (tests/lanes/lanes_test.cpp, over |x| <=
+// 1e4 for sin and cos).
 #pragma once
 
 #include <type_traits>
+#include <utility>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/autodiff/jet.hpp"
@@ -35,6 +36,15 @@ struct MaskOps<xsimd::batch_bool<T, A>> {
     } else {
       return pick_lanes(m, a, b);
     }
+  }
+};
+
+// One argument reduction for both (xsimd's sincos runs sin's and cos's algorithms on it).
+template <class A>
+struct LaneMath<xsimd::batch<double, A>> {
+  static std::pair<xsimd::batch<double, A>, xsimd::batch<double, A>> sin_cos(
+      const xsimd::batch<double, A>& x) {
+    return xsimd::sincos(x);
   }
 };
 

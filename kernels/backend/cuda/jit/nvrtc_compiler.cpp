@@ -20,8 +20,9 @@ namespace {
 
 // The standard headers device code includes, each libcu++'s equivalent brought into std (NVRTC
 // has no standard library of its own). A header missing here fails the compile with its name.
-constexpr const char* kStandardHeaders[] = {"atomic",  "cassert", "cmath",   "concepts",
-                                            "cstddef", "cstdint", "cstring", "type_traits"};
+constexpr const char* kStandardHeaders[] = {"atomic",   "cassert",     "cmath",
+                                            "concepts", "cstddef",     "cstdint",
+                                            "cstring",  "type_traits", "utility"};
 
 std::string standard_header(const std::string& name) {
   return "#pragma once\n#include <cuda/std/" + name +

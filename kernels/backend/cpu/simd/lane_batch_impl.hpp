@@ -23,6 +23,7 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
@@ -84,14 +85,16 @@ class LaneGroup {
 
   template <Method kMethod>
   void step() {
-    gather();
+    const Kernel* source[kWidth];
+    gather(source);
     Vec<Lanes, kN> q, qd;
     for (int j = 0; j < kN; ++j) {
-      q[j] = Lanes::load_aligned(q_[j]);
-      qd[j] = Lanes::load_aligned(qd_[j]);
+      q[j] = assemble([&](int k) { return source[k]->request_state()[j]; });
+      qd[j] = assemble([&](int k) { return source[k]->request_state()[kN + j]; });
     }
-    const DynamicsEval<Model, Lanes> e = evaluate_dynamics<Model, Lanes>(
-        model_, q, qd, Lanes::load_aligned(t_), p_lanes_, dynamics_);
+    const Lanes t = assemble([&](int k) { return source[k]->request_time(); });
+    const DynamicsEval<Model, Lanes> e =
+        evaluate_dynamics<Model, Lanes>(model_, q, qd, t, p_lanes_, dynamics_);
     scatter(e);
     for (int k = 0; k < kWidth; ++k) {
       if (system_[k] < 0) continue;
@@ -103,9 +106,10 @@ class LaneGroup {
           ob.value[r] = value_[r][k];
           ob.rate[r] = rate_[r][k];
         }
+        const State& y = sys.request_state();
         for (int j = 0; j < kN; ++j) {
           ob.Qc[j] = qc_[j][k];
-          dx[j] = qd_[j][k];
+          dx[j] = y[kN + j];
           dx[kN + j] = qdd_[j][k];
         }
         ob.control = Vec<double, kN>::zero();
@@ -125,25 +129,30 @@ class LaneGroup {
     }
   }
 
-  // The lanes' evaluation inputs. An idle lane repeats the first active one's, parameters too:
-  // its numbers are read by nobody, but a mass it found not definite would send every lane to
-  // the scalar path.
-  void gather() {
-    int source = 0;
-    while (system_[source] < 0) ++source;
-    for (int k = 0; k < kWidth; ++k) {
-      const Kernel& sys = sys_[system_[k] >= 0 ? k : source];
-      const State& y = sys.request_state();
-      t_[k] = sys.request_time();
-      for (int j = 0; j < kN; ++j) {
-        q_[j][k] = y[j];
-        qd_[j][k] = y[kN + j];
-      }
+  // Whose state each lane evaluates: its own system's, or for an idle lane the first active
+  // one's, parameters too. The idle lane's numbers are read by nobody, but a mass it found not
+  // definite would send every lane to the scalar path.
+  void gather(const Kernel* (&source)[kWidth]) {
+    int first = 0;
+    while (system_[first] < 0) ++first;
+    for (int k = 0; k < kWidth; ++k) source[k] = &sys_[system_[k] >= 0 ? k : first];
+    if (!any_idle()) return;
+    for (int k = 0; k < kWidth; ++k)
       if (system_[k] < 0)
-        for (int j = 0; j < kP; ++j) p_[j][k] = p_[j][source];
-    }
-    if (any_idle())
-      for (int j = 0; j < kP; ++j) p_lanes_[j] = Lanes::load_aligned(p_[j]);
+        for (int j = 0; j < kP; ++j) p_[j][k] = p_[j][first];
+    for (int j = 0; j < kP; ++j) p_lanes_[j] = Lanes::load_aligned(p_[j]);
+  }
+
+  // The W values f(0), ..., f(W - 1) as one vector, put together in registers: stored to an array
+  // one by one and loaded as a vector, they stall on store forwarding (a quarter of this loop's own
+  // time on duffing, by perf).
+  template <class F>
+  static Lanes assemble(F&& f) {
+    return assemble(f, std::make_index_sequence<kWidth>{});
+  }
+  template <class F, std::size_t... k>
+  static Lanes assemble(F& f, std::index_sequence<k...>) {
+    return Lanes{f(static_cast<int>(k))...};
   }
 
   bool any_idle() const {
@@ -178,9 +187,6 @@ class LaneGroup {
   int system_[kWidth];  // the lane's system, -1 when idle
   Lanes p_lanes_[kP > 0 ? kP : 1];
   alignas(kAlign) double p_[kP > 0 ? kP : 1][kWidth];
-  alignas(kAlign) double t_[kWidth];
-  alignas(kAlign) double q_[kN][kWidth];
-  alignas(kAlign) double qd_[kN][kWidth];
   alignas(kAlign) double qdd_[kN][kWidth];
   alignas(kAlign) double qc_[kN][kWidth];
   alignas(kAlign) double value_[kM > 0 ? kM : 1][kWidth];

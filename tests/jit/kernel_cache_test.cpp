@@ -19,6 +19,7 @@
 #include "kernels/backend/cuda/jit/kernel_cache.hpp"
 #include "kernels/backend/device/system_kernels.hpp"
 #include "tests/support/example_models.hpp"
+#include "tests/support/scoped_env.hpp"
 
 namespace ukes::jit {
 namespace {
@@ -129,30 +130,6 @@ TEST_F(KernelCacheTest, ACacheThatCannotBeWrittenCostsOnlyTheCompile) {
   EXPECT_NO_THROW(blocked.store("k1", fake_kernel('a')));
   EXPECT_FALSE(blocked.find("k1").has_value());
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value == nullptr)
-      ::unsetenv(name);
-    else
-      ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(KernelCacheSettings, ComeFromTheEnvironment) {
   {

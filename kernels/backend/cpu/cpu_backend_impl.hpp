@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/backend/cpu/jit/cpu_jit.hpp"
 #include "kernels/ensemble/stiff_system.hpp"
 #include "kernels/ensemble/system_kernel.hpp"
 #include "kernels/uk/servo_derivatives.hpp"
@@ -30,6 +31,14 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
   if constexpr (std::is_same_v<T, double> && kLaneModel<Model>) {
     // An instruction set this CPU lacks would stop the process; its systems run per system.
     if (lanes_take(settings) && cpu_supports(isa)) {
+      if constexpr (cpu_jit::kInterpretedBucket < Model >> 0) {
+        // A user model's lanes compiled for it alone, where they can be had (cpu_jit.hpp).
+        if (isa != CpuIsa::kScalar && in.program != nullptr) {
+          const cpu_jit::LaneRun compiled =
+              cpu_jit::lanes_for(*in.program, cpu_jit::kInterpretedBucket<Model>, isa);
+          if (compiled != nullptr) return compiled(in, settings, out, threads);
+        }
+      }
       switch (isa) {
 #define UKES_CPU_ISA_CASE(Name, spelling, width)                                  \
   case CpuIsa::k##Name:                                                           \

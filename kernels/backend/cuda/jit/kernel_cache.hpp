@@ -2,9 +2,8 @@
 // the first (a server's restart, each MPI rank, another server on the node) loads a user model's
 // kernel in milliseconds instead of compiling it for seconds.
 //
-// Where: $UKES_JIT_CACHE, else $XDG_CACHE_HOME/ukes/jit, else $HOME/.cache/ukes/jit; none when
-// UKES_JIT_CACHE is "off" or no such variable is set. At most $UKES_JIT_CACHE_MAX_MB megabytes
-// (default 512): after each store the least recently used entries go.
+// Where: the cache directory of kernels/core/cache_dir.hpp ($UKES_JIT_CACHE and its defaults,
+// bounded by $UKES_JIT_CACHE_MAX_MB), whose files *.kernel are this cache's.
 //
 // An entry is named by the SHA-256 of everything that decides the kernel (the translation unit,
 // the embedded kernels/ headers, NVRTC's version and options, the architecture: kernel_key in
@@ -21,16 +20,14 @@
 #include <utility>
 
 #include "kernels/backend/cuda/jit/nvrtc_compiler.hpp"
+#include "kernels/core/cache_dir.hpp"
 
 namespace ukes::jit {
 
-struct KernelCacheSettings {
-  std::filesystem::path dir;
-  std::uintmax_t max_bytes = 0;
-};
+using KernelCacheSettings = CacheDirSettings;
 
-// The cache the environment asks for (above), or none.
-std::optional<KernelCacheSettings> kernel_cache_settings();
+// The cache the environment asks for (kernels/core/cache_dir.hpp), or none.
+inline std::optional<KernelCacheSettings> kernel_cache_settings() { return cache_dir_settings(); }
 
 class KernelCache {
  public:
@@ -44,7 +41,6 @@ class KernelCache {
   std::filesystem::path entry_path(const std::string& key) const;
 
  private:
-  void trim() const;
   KernelCacheSettings settings_;
 };
 

@@ -1,0 +1,326 @@
+#include "kernels/backend/cpu/jit/cpu_jit.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "kernels/backend/cuda/jit/codegen.hpp"
+#include "kernels/backend/cuda/jit/embedded_headers.hpp"
+#include "kernels/core/sha256.hpp"
+
+extern char** environ;
+
+namespace ukes::cpu_jit {
+namespace {
+
+namespace fs = std::filesystem;
+
+#define UKES_CPU_JIT_OPTIONS_Scalar nullptr  // no lanes
+
+constexpr const char* kEntryPoint = "ukes_compiled_lanes";
+constexpr const char* kExtension = ".so";
+
+// The lane libraries' options for each instruction set, from CMakeLists.txt; null for scalar.
+const char* isa_options(CpuIsa isa) {
+  switch (isa) {
+#define UKES_CPU_JIT_ISA_CASE(Name, spelling, width) \
+  case CpuIsa::k##Name:                              \
+    return UKES_CPU_JIT_OPTIONS_##Name;
+    UKES_CPU_ISAS(UKES_CPU_JIT_ISA_CASE)
+#undef UKES_CPU_JIT_ISA_CASE
+  }
+  return nullptr;
+}
+
+// The instruction set's enumerator as C++ source names it.
+const char* enumerator(CpuIsa isa) {
+  switch (isa) {
+#define UKES_CPU_JIT_ISA_ENUMERATOR(Name, spelling, width) \
+  case CpuIsa::k##Name:                                    \
+    return "k" #Name;
+    UKES_CPU_ISAS(UKES_CPU_JIT_ISA_ENUMERATOR)
+#undef UKES_CPU_JIT_ISA_ENUMERATOR
+  }
+  return "";
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  return {std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+}
+
+std::vector<std::string> compile_options(CpuIsa isa) {
+  std::vector<std::string> options = {"-std=c++20",
+                                      "-O3",
+                                      "-DNDEBUG",
+                                      "-fPIC",
+                                      "-shared",
+                                      "-fvisibility=hidden",
+                                      "-fvisibility-inlines-hidden",
+                                      "-w",
+                                      "-pthread"};
+  for (std::string& o : words(isa_options(isa))) options.push_back(std::move(o));
+  // The compiler's own search path holds Debian's xsimd; naming it again would reorder it.
+  const std::string xsimd = UKES_CPU_JIT_XSIMD_INCLUDE_DIR;
+  if (xsimd != "/usr/include") {
+    options.push_back("-isystem");
+    options.push_back(xsimd);
+  }
+  return options;
+}
+
+// The translation unit: the model's segments, the lanes around them, and one entry point. The
+// static_asserts make a layout that differs from this process's a compile error, not a crash.
+std::string translation_unit(const UserModelProgram& program, int bucket, CpuIsa isa) {
+  const std::string model = "ukes::UserModel<" + std::to_string(bucket) + ", ukes::jit::Segments>";
+  std::ostringstream s;
+  s << "#include \"kernels/models/user/user_model.hpp\"\n\nnamespace ukes::jit {\n"
+    << expr::generated_segments(program, "Segments") << "}  // namespace ukes::jit\n\n"
+    << "#include \"kernels/backend/cpu/simd/lane_batch_impl.hpp\"\n\n"
+    << "static_assert(sizeof(ukes::BatchInputView) == " << sizeof(BatchInputView) << ");\n"
+    << "static_assert(sizeof(ukes::BatchOutputView) == " << sizeof(BatchOutputView) << ");\n"
+    << "static_assert(sizeof(ukes::RunSettings<double>) == " << sizeof(RunSettings<double>)
+    << ");\n\n"
+    << "extern \"C\" __attribute__((visibility(\"default\"))) void " << kEntryPoint
+    << "(const ukes::BatchInputView& in, const ukes::RunSettings<double>& settings,\n"
+    << "    const ukes::BatchOutputView& out, int threads) {\n"
+    << "  ukes::run_batch_lanes<" << model << ", ukes::CpuIsa::" << enumerator(isa)
+    << ">(in, settings, out, threads);\n}\n";
+  return s.str();
+}
+
+// The file a program name runs, as the cache key sees it: its size and time stamp stand for its
+// version (an upgraded compiler compiles again).
+std::string program_identity(const std::string& name) {
+  fs::path found = name;
+  if (name.find('/') == std::string::npos) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path == nullptr ? "" : path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      std::error_code ec;
+      if (!dir.empty() && fs::exists(fs::path(dir) / name, ec)) {
+        found = fs::path(dir) / name;
+        break;
+      }
+    }
+  }
+  std::error_code ec;
+  const fs::path real = fs::canonical(found, ec);
+  if (ec) return name;
+  const auto bytes = fs::file_size(real, ec);
+  const auto stamp = fs::last_write_time(real, ec).time_since_epoch().count();
+  return real.string() + " " + std::to_string(bytes) + " " + std::to_string(stamp);
+}
+
+std::string cache_key(const std::string& source, const std::vector<std::string>& options,
+                      const std::string& compiler) {
+  Sha256 key;
+  key.add(std::string_view("ukes cpu lanes 1")).add(program_identity(compiler));
+  for (const auto& option : options) key.add(option);
+  key.add(source);
+  for (int k = 0; k < jit::kEmbeddedHeaderCount; ++k)
+    key.add(std::string_view(jit::kEmbeddedHeaders[k].name))
+        .add(std::string_view(jit::kEmbeddedHeaders[k].text));
+  return to_hex(key.digest());
+}
+
+std::string first_lines(const std::string& text, std::size_t limit) {
+  std::string cut = text.substr(0, limit);
+  if (text.size() > limit) cut += "...";
+  return cut;
+}
+
+// Runs the compiler (no shell) with its output into `log`; its exit status, or -1.
+int run_compiler(const std::string& compiler, const std::vector<std::string>& arguments,
+                 const fs::path& log) {
+  std::vector<std::string> argv_text = {compiler};
+  argv_text.insert(argv_text.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, compiler.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A scratch directory, removed with everything in it when it goes.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const fs::path& parent) {
+    static std::atomic<unsigned> serial{0};
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    path = parent / ("build.tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++));
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// Writes the embedded headers and the translation unit under `dir`.
+void write_sources(const fs::path& dir, const std::string& source) {
+  for (int k = 0; k < jit::kEmbeddedHeaderCount; ++k) {
+    const fs::path header = dir / "include" / jit::kEmbeddedHeaders[k].name;
+    fs::create_directories(header.parent_path());
+    std::ofstream(header, std::ios::binary) << jit::kEmbeddedHeaders[k].text;
+  }
+  std::ofstream(dir / "model.cpp", std::ios::binary) << source;
+}
+
+// dlopen and the entry point; null with `note` set when either fails.
+LaneRun load(const fs::path& library, std::string& note) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    note = first_lines(std::string("cannot load it: ") + (error ? error : "?"), 300);
+    return nullptr;
+  }
+  // Kept open for the process: its code runs whenever the model does.
+  void* entry = dlsym(handle, kEntryPoint);
+  if (entry == nullptr) note = "it has no entry point";
+  return reinterpret_cast<LaneRun>(entry);
+}
+
+CompiledLanes compile_now(const std::string& source, const std::vector<std::string>& options,
+                          const CompileSettings& settings, const fs::path& target) {
+  CompiledLanes result;
+  const ScratchDir scratch(settings.cache ? settings.cache->dir / "cpu"
+                                          : fs::temp_directory_path());
+  write_sources(scratch.path, source);
+  std::vector<std::string> arguments = options;
+  const fs::path built = scratch.path / ("model" + std::string(kExtension));
+  arguments.push_back("-I");
+  arguments.push_back((scratch.path / "include").string());
+  arguments.push_back("-o");
+  arguments.push_back(built.string());
+  arguments.push_back((scratch.path / "model.cpp").string());
+  const fs::path log = scratch.path / "compiler.log";
+  const int status = run_compiler(settings.compiler, arguments, log);
+  if (status != 0) {
+    result.note = status < 0 ? "cannot run " + first_lines(settings.compiler, 100)
+                             : "the compiler failed (exit " + std::to_string(status) +
+                                   "): " + first_lines(read_text(log), 300);
+    return result;
+  }
+  std::error_code ec;
+  fs::path library = built;
+  if (!target.empty()) {  // whole or not at all: readers never see a half-written library
+    fs::rename(built, target, ec);
+    if (!ec) library = target;
+  }
+  result.run = load(library, result.note);
+  return result;
+}
+
+}  // namespace
+
+CompileSettings compile_settings() {
+  CompileSettings s;
+  const char* chosen = std::getenv("UKES_CPU_JIT_CXX");
+  s.compiler = chosen != nullptr && *chosen != '\0' ? chosen : UKES_CPU_JIT_DEFAULT_CXX;
+  s.cache = cache_dir_settings();
+  return s;
+}
+
+CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa isa,
+                            const CompileSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  CompiledLanes result;
+  if (isa_options(isa) == nullptr) {
+    result.note = "no lanes on this instruction set";
+    return result;
+  }
+  try {
+    const std::string source = translation_unit(program, bucket, isa);
+    const std::vector<std::string> options = compile_options(isa);
+    fs::path target;
+    if (settings.cache) {
+      target = settings.cache->dir / "cpu" /
+               (cache_key(source, options, settings.compiler) + kExtension);
+      std::error_code ec;
+      if (fs::exists(target, ec)) {
+        std::string note;
+        result.run = load(target, note);
+        if (result.run != nullptr) {
+          result.from_cache = true;
+          mark_cache_entry_used(target);
+        } else {
+          fs::remove(target, ec);  // unloadable: compiled again below
+        }
+      }
+    }
+    if (result.run == nullptr) {
+      result = compile_now(source, options, settings, target);
+      if (settings.cache)
+        trim_cache_dir(settings.cache->dir / "cpu", kExtension, settings.cache->max_bytes);
+    }
+  } catch (const std::exception& e) {  // a directory it cannot write: the interpreter runs
+    result.run = nullptr;
+    result.note = first_lines(e.what(), 300);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+LaneRun lanes_for(const UserModelProgram& program, int bucket, CpuIsa isa) {
+  const char* switch_value = std::getenv("UKES_CPU_JIT");
+  if (switch_value != nullptr &&
+      (std::strcmp(switch_value, "0") == 0 || std::strcmp(switch_value, "off") == 0))
+    return nullptr;
+  // One compile per model and instruction set in a process; the program's text decides the
+  // model (its constants included), as the translation unit does.
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, int, CpuIsa>, LaneRun> compiled;
+  const std::string identity = expr::generated_segments(program, "Segments");
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(identity, bucket, isa);
+  if (const auto found = compiled.find(key); found != compiled.end()) return found->second;
+  const CompileSettings settings = compile_settings();
+  const CompiledLanes lanes = compile_lanes(program, bucket, isa, settings);
+  if (lanes.run == nullptr) {
+    std::fprintf(stderr, "ukes: the CPU lanes run this user model interpreted: %s\n",
+                 lanes.note.c_str());
+  } else if (!lanes.from_cache) {  // a run that waited seconds says for what
+    std::fprintf(stderr, "ukes: compiled this user model's %s lanes in %.1f s%s\n",
+                 cpu_isa_name(isa), lanes.seconds,
+                 settings.cache ? " (kept in the cache: UKES_JIT_CACHE)" : "");
+  }
+  compiled.emplace(key, lanes.run);
+  return lanes.run;
+}
+
+}  // namespace ukes::cpu_jit

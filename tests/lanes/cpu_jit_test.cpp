@@ -1,0 +1,191 @@
+// The CPU lanes compiled at run time for one user model (kernels/backend/cpu/jit/cpu_jit.hpp):
+// they give the interpreter's results, to the lanes' bound, for models with each kind of row and
+// force; the cache directory turns the second compile into a load and recompiles what it cannot
+// load; without a compiler the interpreter runs.
+#include "kernels/backend/cpu/jit/cpu_jit.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kernels/ensemble/ensemble.hpp"
+#include "support/example_models.hpp"
+#include "support/scoped_env.hpp"
+
+namespace ukes {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A cache directory of the test's own, removed after.
+class JitCacheDir {
+ public:
+  JitCacheDir()
+      : path_(fs::temp_directory_path() / ("ukes-cpu-jit-test-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(serial_++))) {}
+  ~JitCacheDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  cpu_jit::CompileSettings settings() const {
+    cpu_jit::CompileSettings s;
+    s.compiler = cpu_jit::compile_settings().compiler;
+    s.cache = CacheDirSettings{path_, std::uintmax_t{64} << 20};
+    return s;
+  }
+
+ private:
+  static inline int serial_ = 0;
+  fs::path path_;
+};
+
+CpuIsa widest_lanes() {
+  for (const CpuIsa isa : {CpuIsa::kAvx512, CpuIsa::kAvx2, CpuIsa::kSse2})
+    if (cpu_supports(isa)) return isa;
+  return CpuIsa::kScalar;
+}
+
+// 12 systems of the model's defaults, their velocities perturbed apart (lanes_test.cpp's way).
+BatchResults run(const ModelInfo& model, Method method, CpuIsa isa) {
+  Batch batch = Batch::defaults(model, 12);
+  for (int i = 0; i < batch.count; ++i) {
+    const double eps = 1e-3 * (0.6180339887498949 * i - std::floor(0.6180339887498949 * i));
+    for (int j = 0; j < model.n; ++j) batch.qd(j, i) = batch.qd(j, i) * (1.0 + eps) + eps;
+  }
+  EnsembleSettings s = EnsembleSettings::for_model(model);
+  s.method = method;
+  s.t_end = 0.2;
+  s.dt = 1e-3;
+  s.samples = 5;
+  s.threads = 2;
+  s.cpu_isa = isa;
+  BatchResults results;
+  run_ensemble_cpu(batch, s, results, {0, 5, 11});
+  return results;
+}
+
+double relative_gap(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double gap = 0.0;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+    gap = std::max(gap, std::abs(a[k] - b[k]) / (1.0 + std::abs(b[k])));
+  }
+  return gap;
+}
+
+void expect_agreement(const BatchResults& compiled, const BatchResults& interpreted, double bound) {
+  EXPECT_EQ(compiled.status, interpreted.status);
+  EXPECT_EQ(compiled.steps, interpreted.steps);
+  EXPECT_EQ(compiled.rejected, interpreted.rejected);
+  EXPECT_LE(relative_gap(compiled.q, interpreted.q), bound);
+  EXPECT_LE(relative_gap(compiled.qd, interpreted.qd), bound);
+  EXPECT_LE(relative_gap(compiled.residual_max, interpreted.residual_max), bound);
+  EXPECT_LE(relative_gap(compiled.force_max, interpreted.force_max), bound);
+  EXPECT_LE(relative_gap(compiled.traj_q, interpreted.traj_q), bound);
+  EXPECT_LE(relative_gap(compiled.traj_force, interpreted.traj_force), bound);
+}
+
+// Position rows (scara, four_bar), velocity rows (swarm, pfaffian_particle), a rheonomic row
+// (duffing) and a non-ideal force (friction_ring).
+TEST(CpuJit, CompiledUserModelsGiveTheInterpretersResults) {
+  const CpuIsa isa = widest_lanes();
+  if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
+  const JitCacheDir cache;
+  const ScopedEnv dir("UKES_JIT_CACHE", cache.path().c_str());
+  for (const char* name :
+       {"scara", "four_bar", "swarm", "pfaffian_particle", "duffing", "friction_ring"}) {
+    SCOPED_TRACE(name);
+    const auto model = example_model(name);
+    const cpu_jit::CompiledLanes lanes =
+        cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, cache.settings());
+    ASSERT_NE(lanes.run, nullptr) << lanes.note;
+    BatchResults interpreted, compiled;
+    {
+      const ScopedEnv off("UKES_CPU_JIT", "0");
+      interpreted = run(*model, Method::kRk4, isa);
+    }
+    {
+      const ScopedEnv on("UKES_CPU_JIT", "1");
+      // The run's own choice: the library compiled above, loaded from the cache.
+      ASSERT_NE(cpu_jit::lanes_for(model->user->program, model->user->bucket, isa), nullptr);
+      compiled = run(*model, Method::kRk4, isa);
+    }
+    expect_agreement(compiled, interpreted, 1e-12);
+    if (std::string(name) == "four_bar") {
+      {
+        const ScopedEnv off("UKES_CPU_JIT", "0");
+        interpreted = run(*model, Method::kDopri5, isa);
+      }
+      const ScopedEnv on("UKES_CPU_JIT", "1");
+      expect_agreement(run(*model, Method::kDopri5, isa), interpreted, 1e-10);
+    }
+  }
+}
+
+TEST(CpuJit, TheSecondCompileIsALoadAndAnUnloadableEntryIsCompiledAgain) {
+  const CpuIsa isa = widest_lanes();
+  if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
+  const JitCacheDir cache;
+  const auto model = example_model("duffing");
+  const auto& program = model->user->program;
+  const cpu_jit::CompiledLanes first =
+      cpu_jit::compile_lanes(program, model->user->bucket, isa, cache.settings());
+  ASSERT_NE(first.run, nullptr) << first.note;
+  EXPECT_FALSE(first.from_cache);
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(cache.path() / "cpu")) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u) << "one library, no scratch left behind";
+  EXPECT_EQ(entries[0].extension(), ".so");
+
+  const cpu_jit::CompiledLanes second =
+      cpu_jit::compile_lanes(program, model->user->bucket, isa, cache.settings());
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.run, first.run);  // the same library, loaded once in this process
+
+  // An entry that is not a library (a disk's corruption, another program's file) is replaced.
+  const JitCacheDir other;
+  fs::create_directories(other.path() / "cpu");
+  std::ofstream(other.path() / "cpu" / entries[0].filename()) << "not a shared library";
+  const cpu_jit::CompiledLanes again =
+      cpu_jit::compile_lanes(program, model->user->bucket, isa, other.settings());
+  ASSERT_NE(again.run, nullptr) << again.note;
+  EXPECT_FALSE(again.from_cache);
+}
+
+TEST(CpuJit, WithoutACompilerTheInterpreterRuns) {
+  const CpuIsa isa = widest_lanes();
+  if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
+  const JitCacheDir cache;
+  const auto model = example_model("pendulum_polar");
+  cpu_jit::CompileSettings settings = cache.settings();
+  settings.compiler = "/nonexistent/c++";
+  const cpu_jit::CompiledLanes none =
+      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
+  EXPECT_EQ(none.run, nullptr);
+  EXPECT_NE(none.note.find("cannot run"), std::string::npos) << none.note;
+  settings.compiler = "false";  // runs, and fails
+  const cpu_jit::CompiledLanes failed =
+      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
+  EXPECT_EQ(failed.run, nullptr);
+  EXPECT_NE(failed.note.find("the compiler failed"), std::string::npos) << failed.note;
+
+  // A run then takes the interpreter and completes.
+  const ScopedEnv compiler("UKES_CPU_JIT_CXX", "/nonexistent/c++");
+  const ScopedEnv on("UKES_CPU_JIT", "1");
+  const ScopedEnv dir("UKES_JIT_CACHE", cache.path().c_str());
+  const BatchResults results = run(*model, Method::kRk4, isa);
+  for (int i = 0; i < results.count; ++i)
+    EXPECT_EQ(results.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+}
+
+}  // namespace
+}  // namespace ukes

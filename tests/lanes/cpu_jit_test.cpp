@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "kernels/ensemble/ensemble.hpp"
+#include "lanes/agreement.hpp"
 #include "support/example_models.hpp"
 #include "support/scoped_env.hpp"
 
@@ -53,13 +52,8 @@ CpuIsa widest_lanes() {
   return CpuIsa::kScalar;
 }
 
-// 12 systems of the model's defaults, their velocities perturbed apart (lanes_test.cpp's way).
 BatchResults run(const ModelInfo& model, Method method, CpuIsa isa) {
-  Batch batch = Batch::defaults(model, 12);
-  for (int i = 0; i < batch.count; ++i) {
-    const double eps = 1e-3 * (0.6180339887498949 * i - std::floor(0.6180339887498949 * i));
-    for (int j = 0; j < model.n; ++j) batch.qd(j, i) = batch.qd(j, i) * (1.0 + eps) + eps;
-  }
+  const Batch batch = perturbed_batch(model, 0, 12);
   EnsembleSettings s = EnsembleSettings::for_model(model);
   s.method = method;
   s.t_end = 0.2;
@@ -70,28 +64,6 @@ BatchResults run(const ModelInfo& model, Method method, CpuIsa isa) {
   BatchResults results;
   run_ensemble_cpu(batch, s, results, {0, 5, 11});
   return results;
-}
-
-double relative_gap(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double gap = 0.0;
-  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
-    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
-    gap = std::max(gap, std::abs(a[k] - b[k]) / (1.0 + std::abs(b[k])));
-  }
-  return gap;
-}
-
-void expect_agreement(const BatchResults& compiled, const BatchResults& interpreted, double bound) {
-  EXPECT_EQ(compiled.status, interpreted.status);
-  EXPECT_EQ(compiled.steps, interpreted.steps);
-  EXPECT_EQ(compiled.rejected, interpreted.rejected);
-  EXPECT_LE(relative_gap(compiled.q, interpreted.q), bound);
-  EXPECT_LE(relative_gap(compiled.qd, interpreted.qd), bound);
-  EXPECT_LE(relative_gap(compiled.residual_max, interpreted.residual_max), bound);
-  EXPECT_LE(relative_gap(compiled.force_max, interpreted.force_max), bound);
-  EXPECT_LE(relative_gap(compiled.traj_q, interpreted.traj_q), bound);
-  EXPECT_LE(relative_gap(compiled.traj_force, interpreted.traj_force), bound);
 }
 
 // Position rows (scara, four_bar), velocity rows (swarm, pfaffian_particle), a rheonomic row
@@ -119,14 +91,14 @@ TEST(CpuJit, CompiledUserModelsGiveTheInterpretersResults) {
       ASSERT_NE(cpu_jit::lanes_for(model->user->program, model->user->bucket, isa), nullptr);
       compiled = run(*model, Method::kRk4, isa);
     }
-    expect_agreement(compiled, interpreted, 1e-12);
+    expect_agreement(compiled, interpreted, 1e-12, "rk4");
     if (std::string(name) == "four_bar") {
       {
         const ScopedEnv off("UKES_CPU_JIT", "0");
         interpreted = run(*model, Method::kDopri5, isa);
       }
       const ScopedEnv on("UKES_CPU_JIT", "1");
-      expect_agreement(run(*model, Method::kDopri5, isa), interpreted, 1e-10);
+      expect_agreement(run(*model, Method::kDopri5, isa), interpreted, 1e-10, "dopri5");
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "kernels/backend/cpu/simd/simd_lanes.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/catalogue.hpp"
+#include "lanes/agreement.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "support/identical_results.hpp"
 #include "support/spec_run.hpp"
@@ -28,18 +29,6 @@ std::vector<CpuIsa> lane_isas_here() {
   for (const CpuIsa isa : {CpuIsa::kSse2, CpuIsa::kAvx2, CpuIsa::kAvx512})
     if (cpu_supports(isa)) isas.push_back(isa);
   return isas;
-}
-
-// System i of a Monte Carlo batch: the model's defaults with its velocities scaled by 1 + eps_i and
-// shifted by eps_i, eps_i = 1e-3 frac(0.618... i), as benchmarks/compare.py perturbs them.
-Batch perturbed_batch(const ModelInfo& model, int first, int count) {
-  Batch batch = Batch::defaults(model, count);
-  for (int i = 0; i < count; ++i) {
-    const double golden = 0.6180339887498949 * (first + i);
-    const double eps = 1e-3 * (golden - std::floor(golden));
-    for (int j = 0; j < model.n; ++j) batch.qd(j, i) = batch.qd(j, i) * (1.0 + eps) + eps;
-  }
-  return batch;
 }
 
 template <class Model>
@@ -58,35 +47,6 @@ BatchResults run_on(CpuIsa isa, Method method, int first, int count, int threads
   results.allocate(batch, s.samples, {0, 1, count - 1});
   run_batch_cpu<Model, double>(batch.view(), s, results.view(), threads, isa);
   return results;
-}
-
-// Largest |a - b| / (1 + |b|) over two result vectors.
-double relative_gap(const std::vector<double>& a, const std::vector<double>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double gap = 0.0;
-  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
-    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
-    gap = std::max(gap, std::abs(a[k] - b[k]) / (1.0 + std::abs(b[k])));
-  }
-  return gap;
-}
-
-void expect_agreement(const BatchResults& lanes, const BatchResults& scalar, double bound,
-                      const std::string& what) {
-  SCOPED_TRACE(what);
-  EXPECT_EQ(lanes.status, scalar.status);
-  EXPECT_EQ(lanes.steps, scalar.steps);
-  EXPECT_EQ(lanes.rejected, scalar.rejected);
-  EXPECT_LE(relative_gap(lanes.t, scalar.t), bound);
-  EXPECT_LE(relative_gap(lanes.q, scalar.q), bound);
-  EXPECT_LE(relative_gap(lanes.qd, scalar.qd), bound);
-  EXPECT_LE(relative_gap(lanes.residual_max, scalar.residual_max), bound);
-  EXPECT_LE(relative_gap(lanes.force_max, scalar.force_max), bound);
-  EXPECT_LE(relative_gap(lanes.inconsistency_max, scalar.inconsistency_max), bound);
-  EXPECT_LE(relative_gap(lanes.traj_q, scalar.traj_q), bound);
-  EXPECT_LE(relative_gap(lanes.traj_qd, scalar.traj_qd), bound);
-  EXPECT_LE(relative_gap(lanes.traj_residual, scalar.traj_residual), bound);
-  EXPECT_LE(relative_gap(lanes.traj_force, scalar.traj_force), bound);
 }
 
 // 37 systems: not a multiple of any lane width, so chunks end with idle lanes.

@@ -142,7 +142,7 @@ std::string cache_key(const std::string& source, const std::vector<std::string>&
   return to_hex(key.digest());
 }
 
-std::string first_lines(const std::string& text, std::size_t limit) {
+std::string bounded(const std::string& text, std::size_t limit) {
   std::string cut = text.substr(0, limit);
   if (text.size() > limit) cut += "...";
   return cut;
@@ -206,7 +206,7 @@ LaneRun load(const fs::path& library, std::string& note) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
-    note = first_lines(std::string("cannot load it: ") + (error ? error : "?"), 300);
+    note = bounded(std::string("cannot load it: ") + (error ? error : "?"), 300);
     return nullptr;
   }
   // Kept open for the process: its code runs whenever the model does.
@@ -231,9 +231,9 @@ CompiledLanes compile_now(const std::string& source, const std::vector<std::stri
   const fs::path log = scratch.path / "compiler.log";
   const int status = run_compiler(settings.compiler, arguments, log);
   if (status != 0) {
-    result.note = status < 0 ? "cannot run " + first_lines(settings.compiler, 100)
+    result.note = status < 0 ? "cannot run " + bounded(settings.compiler, 100)
                              : "the compiler failed (exit " + std::to_string(status) +
-                                   "): " + first_lines(read_text(log), 300);
+                                   "): " + bounded(read_text(log), 300);
     return result;
   }
   std::error_code ec;
@@ -290,7 +290,7 @@ CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa 
     }
   } catch (const std::exception& e) {  // a directory it cannot write: the interpreter runs
     result.run = nullptr;
-    result.note = first_lines(e.what(), 300);
+    result.note = bounded(e.what(), 300);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -133,6 +133,21 @@ TEST(CpuJit, TheSecondCompileIsALoadAndAnUnloadableEntryIsCompiledAgain) {
   EXPECT_FALSE(again.from_cache);
 }
 
+TEST(CpuJit, ACacheThatCannotBeWrittenCostsOnlyItsKeeping) {
+  const CpuIsa isa = widest_lanes();
+  if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
+  const JitCacheDir cache;
+  fs::create_directories(cache.path());
+  std::ofstream(cache.path() / "file") << "not a directory";
+  cpu_jit::CompileSettings settings = cache.settings();
+  settings.cache->dir = cache.path() / "file" / "jit";
+  const auto model = example_model("duffing");
+  const cpu_jit::CompiledLanes lanes =
+      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
+  ASSERT_NE(lanes.run, nullptr) << lanes.note;
+  EXPECT_FALSE(lanes.from_cache);
+}
+
 TEST(CpuJit, WithoutACompilerTheInterpreterRuns) {
   const CpuIsa isa = widest_lanes();
   if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";

@@ -215,11 +215,13 @@ LaneRun load(const fs::path& library, std::string& note) {
   return reinterpret_cast<LaneRun>(entry);
 }
 
+// Compiles in a scratch directory under `folder` and renames the library to `target` (empty: no
+// cache; the library is loaded from the scratch directory, which then goes).
 CompiledLanes compile_now(const std::string& source, const std::vector<std::string>& options,
-                          const CompileSettings& settings, const fs::path& target) {
+                          const std::string& compiler, const fs::path& folder,
+                          const fs::path& target) {
   CompiledLanes result;
-  const ScratchDir scratch(settings.cache ? settings.cache->dir / "cpu"
-                                          : fs::temp_directory_path());
+  const ScratchDir scratch(folder);
   write_sources(scratch.path, source);
   std::vector<std::string> arguments = options;
   const fs::path built = scratch.path / ("model" + std::string(kExtension));
@@ -229,9 +231,9 @@ CompiledLanes compile_now(const std::string& source, const std::vector<std::stri
   arguments.push_back(built.string());
   arguments.push_back((scratch.path / "model.cpp").string());
   const fs::path log = scratch.path / "compiler.log";
-  const int status = run_compiler(settings.compiler, arguments, log);
+  const int status = run_compiler(compiler, arguments, log);
   if (status != 0) {
-    result.note = status < 0 ? "cannot run " + bounded(settings.compiler, 100)
+    result.note = status < 0 ? "cannot run " + bounded(compiler, 100)
                              : "the compiler failed (exit " + std::to_string(status) +
                                    "): " + bounded(read_text(log), 300);
     return result;
@@ -267,11 +269,16 @@ CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa 
   try {
     const std::string source = translation_unit(program, bucket, isa);
     const std::vector<std::string> options = compile_options(isa);
-    fs::path target;
+    // The cache's folder, where it can be written; else a compile for this process alone.
+    fs::path folder, target;
+    std::error_code ec;
     if (settings.cache) {
-      target = settings.cache->dir / "cpu" /
-               (cache_key(source, options, settings.compiler) + kExtension);
-      std::error_code ec;
+      folder = settings.cache->dir / "cpu";
+      fs::create_directories(folder, ec);
+      if (ec || ::access(folder.c_str(), W_OK) != 0) folder.clear();
+    }
+    if (!folder.empty()) {
+      target = folder / (cache_key(source, options, settings.compiler) + kExtension);
       if (fs::exists(target, ec)) {
         std::string note;
         result.run = load(target, note);
@@ -284,11 +291,11 @@ CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa 
       }
     }
     if (result.run == nullptr) {
-      result = compile_now(source, options, settings, target);
-      if (settings.cache)
-        trim_cache_dir(settings.cache->dir / "cpu", kExtension, settings.cache->max_bytes);
+      result = compile_now(source, options, settings.compiler,
+                           folder.empty() ? fs::temp_directory_path() : folder, target);
+      if (!folder.empty()) trim_cache_dir(folder, kExtension, settings.cache->max_bytes);
     }
-  } catch (const std::exception& e) {  // a directory it cannot write: the interpreter runs
+  } catch (const std::exception& e) {  // no scratch directory at all: the interpreter runs
     result.run = nullptr;
     result.note = bounded(e.what(), 300);
   }

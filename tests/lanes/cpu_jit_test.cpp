@@ -5,14 +5,18 @@
 #include "kernels/backend/cpu/jit/cpu_jit.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/backend/cpu/cpu_backend.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "lanes/agreement.hpp"
 #include "support/example_models.hpp"
@@ -52,10 +56,13 @@ CpuIsa widest_lanes() {
   return CpuIsa::kScalar;
 }
 
-BatchResults run(const ModelInfo& model, Method method, CpuIsa isa) {
+BatchResults run(const ModelInfo& model, Method method, CpuIsa isa,
+                 Precision precision = Precision::kFp64) {
   const Batch batch = perturbed_batch(model, 0, 12);
   EnsembleSettings s = EnsembleSettings::for_model(model);
   s.method = method;
+  s.precision = precision;
+  if (precision == Precision::kFp32) s.rtol = s.atol = 1e-5;  // the stiff method's, in FP32
   s.t_end = 0.2;
   s.dt = 1e-3;
   s.samples = 5;
@@ -77,9 +84,9 @@ TEST(CpuJit, CompiledUserModelsGiveTheInterpretersResults) {
        {"scara", "four_bar", "swarm", "pfaffian_particle", "duffing", "friction_ring"}) {
     SCOPED_TRACE(name);
     const auto model = example_model(name);
-    const cpu_jit::CompiledLanes lanes =
-        cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, cache.settings());
-    ASSERT_NE(lanes.run, nullptr) << lanes.note;
+    const cpu_jit::CompiledModel lanes =
+        cpu_jit::compile_model(model->user->program, model->user->bucket, {isa}, cache.settings());
+    ASSERT_NE(lanes.entry, nullptr) << lanes.note;
     BatchResults interpreted, compiled;
     {
       const ScopedEnv off("UKES_CPU_JIT", "0");
@@ -88,7 +95,7 @@ TEST(CpuJit, CompiledUserModelsGiveTheInterpretersResults) {
     {
       const ScopedEnv on("UKES_CPU_JIT", "1");
       // The run's own choice: the library compiled above, loaded from the cache.
-      ASSERT_NE(cpu_jit::lanes_for(model->user->program, model->user->bucket, isa), nullptr);
+      ASSERT_NE(cpu_jit::compiled_entry(model->user->program, model->user->bucket, {isa}), nullptr);
       compiled = run(*model, Method::kRk4, isa);
     }
     expect_agreement(compiled, interpreted, 1e-12, "rk4");
@@ -103,33 +110,116 @@ TEST(CpuJit, CompiledUserModelsGiveTheInterpretersResults) {
   }
 }
 
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// The per-system path (FP32, controlled and stiff runs, UKES_CPU_ISA=scalar) compiled portably, as
+// the interpreter is: the generated code computes the interpreter's operations in its order, so
+// the numbers are the interpreter's to the bit, in both precisions and with the stiff method.
+TEST(CpuJit, TheCompiledPerSystemPathGivesTheInterpretersBits) {
+  const JitCacheDir cache;
+  const ScopedEnv dir("UKES_JIT_CACHE", cache.path().c_str());
+  for (const char* name : {"scara", "friction_ring"}) {
+    SCOPED_TRACE(name);
+    const auto model = example_model(name);
+    for (const Precision precision : {Precision::kFp64, Precision::kFp32}) {
+      const bool fp32 = precision == Precision::kFp32;
+      for (const Method method : {Method::kRk4, Method::kRosenbrock}) {
+        BatchResults interpreted;
+        {
+          const ScopedEnv off("UKES_CPU_JIT", "0");
+          interpreted = run(*model, method, CpuIsa::kScalar, precision);
+        }
+        const ScopedEnv on("UKES_CPU_JIT", "1");
+        ASSERT_NE(cpu_jit::compiled_entry(model->user->program, model->user->bucket,
+                                          {CpuIsa::kScalar, fp32}),
+                  nullptr);
+        const BatchResults compiled = run(*model, method, CpuIsa::kScalar, precision);
+        EXPECT_EQ(compiled.status, interpreted.status);
+        EXPECT_EQ(compiled.steps, interpreted.steps);
+        for (const auto& [field, a, b] :
+             {std::tuple{"q", &compiled.q, &interpreted.q},
+              {"qd", &compiled.qd, &interpreted.qd},
+              {"residual_max", &compiled.residual_max, &interpreted.residual_max},
+              {"force_max", &compiled.force_max, &interpreted.force_max},
+              {"traj_q", &compiled.traj_q, &interpreted.traj_q},
+              {"traj_residual", &compiled.traj_residual, &interpreted.traj_residual}})
+          EXPECT_TRUE(same_bits(*a, *b)) << field;  // NaN samples too, were a system to fail
+        for (int i = 0; i < compiled.count; ++i)
+          EXPECT_EQ(compiled.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+      }
+    }
+  }
+}
+
+// A generated model counts its derived parameter slots among its parameters (four_bar: 9 of its
+// own, 18 slots), and the batch holds its own alone. Here they end where a page without access
+// begins: a read past them would end the test (padded_inputs.hpp).
+TEST(CpuJit, TheCompiledCodeReadsNoParameterPastTheModelsOwn) {
+  const auto model = example_model("four_bar");
+  ASSERT_EQ(model->user->bucket, 12);
+  const int count = 512;
+  const Batch batch = perturbed_batch(*model, 0, count);
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = batch.params.size() * sizeof(double);
+  const std::size_t mapped = (bytes + page - 1) / page * page + page;
+  void* region =
+      ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(region, MAP_FAILED);
+  char* guard = static_cast<char*>(region) + mapped - page;
+  ASSERT_EQ(::mprotect(guard, page, PROT_NONE), 0);
+  auto* params = reinterpret_cast<double*>(guard - bytes);
+  std::copy(batch.params.begin(), batch.params.end(), params);
+  BatchInputView in = batch.view();
+  in.params = params;
+
+  RunSettings<double> s;
+  s.method = Method::kRk4;
+  s.t_end = 0.01;
+  s.dt = 1e-3;
+  s.samples = 2;
+  BatchResults results;
+  results.allocate(batch, s.samples, {});
+  const JitCacheDir cache;
+  const ScopedEnv dir("UKES_JIT_CACHE", cache.path().c_str());
+  const ScopedEnv on("UKES_CPU_JIT", "1");
+  for (const CpuIsa isa : {widest_lanes(), CpuIsa::kScalar}) {
+    ASSERT_NE(cpu_jit::compiled_entry(model->user->program, 12, {isa}), nullptr);
+    run_batch_cpu<UserModel<12>, double>(in, s, results.view(), 2, isa);
+    for (int i = 0; i < count; ++i)
+      ASSERT_EQ(results.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+  }
+  ::munmap(region, mapped);
+}
+
 TEST(CpuJit, TheSecondCompileIsALoadAndAnUnloadableEntryIsCompiledAgain) {
   const CpuIsa isa = widest_lanes();
   if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
   const JitCacheDir cache;
   const auto model = example_model("duffing");
   const auto& program = model->user->program;
-  const cpu_jit::CompiledLanes first =
-      cpu_jit::compile_lanes(program, model->user->bucket, isa, cache.settings());
-  ASSERT_NE(first.run, nullptr) << first.note;
+  const cpu_jit::CompiledModel first =
+      cpu_jit::compile_model(program, model->user->bucket, {isa}, cache.settings());
+  ASSERT_NE(first.entry, nullptr) << first.note;
   EXPECT_FALSE(first.from_cache);
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(cache.path() / "cpu")) entries.push_back(e.path());
   ASSERT_EQ(entries.size(), 1u) << "one library, no scratch left behind";
   EXPECT_EQ(entries[0].extension(), ".so");
 
-  const cpu_jit::CompiledLanes second =
-      cpu_jit::compile_lanes(program, model->user->bucket, isa, cache.settings());
+  const cpu_jit::CompiledModel second =
+      cpu_jit::compile_model(program, model->user->bucket, {isa}, cache.settings());
   EXPECT_TRUE(second.from_cache);
-  EXPECT_EQ(second.run, first.run);  // the same library, loaded once in this process
+  EXPECT_EQ(second.entry, first.entry);  // the same library, loaded once in this process
 
   // An entry that is not a library (a disk's corruption, another program's file) is replaced.
   const JitCacheDir other;
   fs::create_directories(other.path() / "cpu");
   std::ofstream(other.path() / "cpu" / entries[0].filename()) << "not a shared library";
-  const cpu_jit::CompiledLanes again =
-      cpu_jit::compile_lanes(program, model->user->bucket, isa, other.settings());
-  ASSERT_NE(again.run, nullptr) << again.note;
+  const cpu_jit::CompiledModel again =
+      cpu_jit::compile_model(program, model->user->bucket, {isa}, other.settings());
+  ASSERT_NE(again.entry, nullptr) << again.note;
   EXPECT_FALSE(again.from_cache);
 }
 
@@ -142,9 +232,9 @@ TEST(CpuJit, ACacheThatCannotBeWrittenCostsOnlyItsKeeping) {
   cpu_jit::CompileSettings settings = cache.settings();
   settings.cache->dir = cache.path() / "file" / "jit";
   const auto model = example_model("duffing");
-  const cpu_jit::CompiledLanes lanes =
-      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
-  ASSERT_NE(lanes.run, nullptr) << lanes.note;
+  const cpu_jit::CompiledModel lanes =
+      cpu_jit::compile_model(model->user->program, model->user->bucket, {isa}, settings);
+  ASSERT_NE(lanes.entry, nullptr) << lanes.note;
   EXPECT_FALSE(lanes.from_cache);
 }
 
@@ -155,14 +245,14 @@ TEST(CpuJit, WithoutACompilerTheInterpreterRuns) {
   const auto model = example_model("pendulum_polar");
   cpu_jit::CompileSettings settings = cache.settings();
   settings.compiler = "/nonexistent/c++";
-  const cpu_jit::CompiledLanes none =
-      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
-  EXPECT_EQ(none.run, nullptr);
+  const cpu_jit::CompiledModel none =
+      cpu_jit::compile_model(model->user->program, model->user->bucket, {isa}, settings);
+  EXPECT_EQ(none.entry, nullptr);
   EXPECT_NE(none.note.find("cannot run"), std::string::npos) << none.note;
   settings.compiler = "false";  // runs, and fails
-  const cpu_jit::CompiledLanes failed =
-      cpu_jit::compile_lanes(model->user->program, model->user->bucket, isa, settings);
-  EXPECT_EQ(failed.run, nullptr);
+  const cpu_jit::CompiledModel failed =
+      cpu_jit::compile_model(model->user->program, model->user->bucket, {isa}, settings);
+  EXPECT_EQ(failed.entry, nullptr);
   EXPECT_NE(failed.note.find("the compiler failed"), std::string::npos) << failed.note;
 
   // A run then takes the interpreter and completes.

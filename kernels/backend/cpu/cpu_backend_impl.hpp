@@ -22,35 +22,13 @@ namespace ukes {
 template <class Model>
 inline constexpr bool kLaneModel = false;
 
+// The per-system path: each system on its own SystemKernel (StiffSystem for the stiff method),
+// over `threads` (> 0) threads.
 template <class Model, class T>
-void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
-                   const BatchOutputView& out, int threads, CpuIsa isa) {
+void run_systems_cpu(const BatchInputView& in, const RunSettings<T>& settings,
+                     const BatchOutputView& out, int threads) {
   constexpr int kChunk = 16;
   const int count = in.count;
-  if (threads <= 0) threads = default_cpu_threads();
-  if constexpr (std::is_same_v<T, double> && kLaneModel<Model>) {
-    // An instruction set this CPU lacks would stop the process; its systems run per system.
-    if (lanes_take(settings) && cpu_supports(isa)) {
-      if constexpr (cpu_jit::kInterpretedBucket < Model >> 0) {
-        // A user model's lanes compiled for it alone, where they can be had (cpu_jit.hpp).
-        if (isa != CpuIsa::kScalar && in.program != nullptr) {
-          const cpu_jit::LaneRun compiled =
-              cpu_jit::lanes_for(*in.program, cpu_jit::kInterpretedBucket<Model>, isa);
-          if (compiled != nullptr) return compiled(in, settings, out, threads);
-        }
-      }
-      switch (isa) {
-#define UKES_CPU_ISA_CASE(Name, spelling, width)                                  \
-  case CpuIsa::k##Name:                                                           \
-    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {                           \
-      return run_batch_lanes<Model, CpuIsa::k##Name>(in, settings, out, threads); \
-    }                                                                             \
-    break;
-        UKES_CPU_ISAS(UKES_CPU_ISA_CASE)
-#undef UKES_CPU_ISA_CASE
-      }
-    }
-  }
   threads = std::max(1, std::min(threads, (count + kChunk - 1) / kChunk));
   std::atomic<int> next{0};
   auto worker = [&] {
@@ -80,6 +58,39 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
   for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
   worker();
   for (auto& th : pool) th.join();
+}
+
+template <class Model, class T>
+void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
+                   const BatchOutputView& out, int threads, CpuIsa isa) {
+  if (threads <= 0) threads = default_cpu_threads();
+  // An instruction set this CPU lacks would stop the process; its systems run per system.
+  const bool lanes =
+      kLaneModel<Model> && isa != CpuIsa::kScalar && lanes_take(settings) && cpu_supports(isa);
+  if constexpr (cpu_jit::kInterpretedBucket < Model >> 0) {
+    // A user model's own code, compiled for it where it can be (cpu_jit.hpp): its lanes, or its
+    // per-system path.
+    if (in.program != nullptr) {
+      const cpu_jit::CompiledRun<T> compiled = cpu_jit::compiled_run<T>(
+          *in.program, cpu_jit::kInterpretedBucket<Model>, lanes ? isa : CpuIsa::kScalar);
+      if (compiled != nullptr) return compiled(in, settings, out, threads);
+    }
+  }
+  if constexpr (std::is_same_v<T, double> && kLaneModel<Model>) {
+    if (lanes) {
+      switch (isa) {
+#define UKES_CPU_ISA_CASE(Name, spelling, width)                                  \
+  case CpuIsa::k##Name:                                                           \
+    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {                           \
+      return run_batch_lanes<Model, CpuIsa::k##Name>(in, settings, out, threads); \
+    }                                                                             \
+    break;
+        UKES_CPU_ISAS(UKES_CPU_ISA_CASE)
+#undef UKES_CPU_ISA_CASE
+      }
+    }
+  }
+  run_systems_cpu<Model, T>(in, settings, out, threads);
 }
 
 }  // namespace ukes

@@ -33,12 +33,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define UKES_CPU_JIT_OPTIONS_Scalar nullptr  // no lanes
+#define UKES_CPU_JIT_OPTIONS_Scalar ""  // the per-system path: portable, as the build
 
 constexpr const char* kEntryPoint = "ukes_compiled_lanes";
 constexpr const char* kExtension = ".so";
 
-// The lane libraries' options for each instruction set, from CMakeLists.txt; null for scalar.
+// The lane libraries' options for each instruction set, from CMakeLists.txt; none for scalar.
 const char* isa_options(CpuIsa isa) {
   switch (isa) {
 #define UKES_CPU_JIT_ISA_CASE(Name, spelling, width) \
@@ -87,24 +87,43 @@ std::vector<std::string> compile_options(CpuIsa isa) {
   return options;
 }
 
-// The translation unit: the model's segments, the lanes around them, and one entry point. The
-// static_asserts make a layout that differs from this process's a compile error, not a crash.
-std::string translation_unit(const UserModelProgram& program, int bucket, CpuIsa isa) {
+// The translation unit: the model's segments, the lanes or the per-system path around them, and
+// one entry point. The static_asserts make a layout that differs from this process's a compile
+// error, not a crash.
+std::string translation_unit(const UserModelProgram& program, int bucket, CompileTarget target) {
   const std::string model = "ukes::UserModel<" + std::to_string(bucket) + ", ukes::jit::Segments>";
+  const bool lanes = target.isa != CpuIsa::kScalar;
+  const std::string scalar = target.fp32 ? "float" : "double";
   std::ostringstream s;
   s << "#include \"kernels/models/user/user_model.hpp\"\n\nnamespace ukes::jit {\n"
     << expr::generated_segments(program, "Segments") << "}  // namespace ukes::jit\n\n"
-    << "#include \"kernels/backend/cpu/simd/lane_batch_impl.hpp\"\n\n"
+    << (lanes ? "#include \"kernels/backend/cpu/simd/lane_batch_impl.hpp\"\n"
+              : "#include \"kernels/backend/cpu/cpu_backend_impl.hpp\"\n")
+    << "#include \"kernels/backend/cpu/jit/padded_inputs.hpp\"\n\n"
     << "static_assert(sizeof(ukes::BatchInputView) == " << sizeof(BatchInputView) << ");\n"
     << "static_assert(sizeof(ukes::BatchOutputView) == " << sizeof(BatchOutputView) << ");\n"
-    << "static_assert(sizeof(ukes::RunSettings<double>) == " << sizeof(RunSettings<double>)
+    << "static_assert(sizeof(ukes::RunSettings<" << scalar
+    << ">) == " << (target.fp32 ? sizeof(RunSettings<float>) : sizeof(RunSettings<double>))
     << ");\n\n"
     << "extern \"C\" __attribute__((visibility(\"default\"))) void " << kEntryPoint
-    << "(const ukes::BatchInputView& in, const ukes::RunSettings<double>& settings,\n"
+    << "(const ukes::BatchInputView& in, const ukes::RunSettings<" << scalar << ">& settings,\n"
     << "    const ukes::BatchOutputView& out, int threads) {\n"
-    << "  ukes::run_batch_lanes<" << model << ", ukes::CpuIsa::" << enumerator(isa)
-    << ">(in, settings, out, threads);\n}\n";
+    << "  const ukes::cpu_jit::PaddedInputs<" << model << "> padded(in, " << program.shape.params
+    << ");\n";
+  if (lanes) {
+    s << "  ukes::run_batch_lanes<" << model << ", ukes::CpuIsa::" << enumerator(target.isa)
+      << ">(padded.view(), settings, out, threads);\n}\n";
+  } else {
+    s << "  ukes::run_systems_cpu<" << model << ", " << scalar
+      << ">(padded.view(), settings, out, threads);\n}\n";
+  }
   return s.str();
+}
+
+// What the compiled code is, in a note: "avx2 lanes", "per-system path (fp64)".
+std::string what(CompileTarget target) {
+  if (target.isa != CpuIsa::kScalar) return std::string(cpu_isa_name(target.isa)) + " lanes";
+  return std::string("per-system path (") + (target.fp32 ? "fp32" : "fp64") + ")";
 }
 
 // The file a program name runs, as the cache key sees it: its size and time stamp stand for its
@@ -202,7 +221,7 @@ void write_sources(const fs::path& dir, const std::string& source) {
 }
 
 // dlopen and the entry point; null with `note` set when either fails.
-LaneRun load(const fs::path& library, std::string& note) {
+void* load(const fs::path& library, std::string& note) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
@@ -212,15 +231,15 @@ LaneRun load(const fs::path& library, std::string& note) {
   // Kept open for the process: its code runs whenever the model does.
   void* entry = dlsym(handle, kEntryPoint);
   if (entry == nullptr) note = "it has no entry point";
-  return reinterpret_cast<LaneRun>(entry);
+  return entry;
 }
 
-// Compiles in a scratch directory under `folder` and renames the library to `target` (empty: no
-// cache; the library is loaded from the scratch directory, which then goes).
-CompiledLanes compile_now(const std::string& source, const std::vector<std::string>& options,
+// Compiles in a scratch directory under `folder` and renames the library to `destination`
+// (empty: no cache; the library is loaded from the scratch directory, which then goes).
+CompiledModel compile_now(const std::string& source, const std::vector<std::string>& options,
                           const std::string& compiler, const fs::path& folder,
-                          const fs::path& target) {
-  CompiledLanes result;
+                          const fs::path& destination) {
+  CompiledModel result;
   const ScratchDir scratch(folder);
   write_sources(scratch.path, source);
   std::vector<std::string> arguments = options;
@@ -240,11 +259,11 @@ CompiledLanes compile_now(const std::string& source, const std::vector<std::stri
   }
   std::error_code ec;
   fs::path library = built;
-  if (!target.empty()) {  // whole or not at all: readers never see a half-written library
-    fs::rename(built, target, ec);
-    if (!ec) library = target;
+  if (!destination.empty()) {  // whole or not at all: readers never see a half-written library
+    fs::rename(built, destination, ec);
+    if (!ec) library = destination;
   }
-  result.run = load(library, result.note);
+  result.entry = load(library, result.note);
   return result;
 }
 
@@ -258,19 +277,19 @@ CompileSettings compile_settings() {
   return s;
 }
 
-CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa isa,
+CompiledModel compile_model(const UserModelProgram& program, int bucket, CompileTarget target,
                             const CompileSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
-  CompiledLanes result;
-  if (isa_options(isa) == nullptr) {
-    result.note = "no lanes on this instruction set";
+  CompiledModel result;
+  if (target.fp32 && target.isa != CpuIsa::kScalar) {
+    result.note = "the lanes run FP64 alone";
     return result;
   }
   try {
-    const std::string source = translation_unit(program, bucket, isa);
-    const std::vector<std::string> options = compile_options(isa);
+    const std::string source = translation_unit(program, bucket, target);
+    const std::vector<std::string> options = compile_options(target.isa);
     // The cache's folder, where it can be written; else a compile for this process alone.
-    fs::path folder, target;
+    fs::path folder, library;
     std::error_code ec;
     if (settings.cache) {
       folder = settings.cache->dir / "cpu";
@@ -278,56 +297,55 @@ CompiledLanes compile_lanes(const UserModelProgram& program, int bucket, CpuIsa 
       if (ec || ::access(folder.c_str(), W_OK) != 0) folder.clear();
     }
     if (!folder.empty()) {
-      target = folder / (cache_key(source, options, settings.compiler) + kExtension);
-      if (fs::exists(target, ec)) {
+      library = folder / (cache_key(source, options, settings.compiler) + kExtension);
+      if (fs::exists(library, ec)) {
         std::string note;
-        result.run = load(target, note);
-        if (result.run != nullptr) {
+        result.entry = load(library, note);
+        if (result.entry != nullptr) {
           result.from_cache = true;
-          mark_cache_entry_used(target);
+          mark_cache_entry_used(library);
         } else {
-          fs::remove(target, ec);  // unloadable: compiled again below
+          fs::remove(library, ec);  // unloadable: compiled again below
         }
       }
     }
-    if (result.run == nullptr) {
+    if (result.entry == nullptr) {
       result = compile_now(source, options, settings.compiler,
-                           folder.empty() ? fs::temp_directory_path() : folder, target);
+                           folder.empty() ? fs::temp_directory_path() : folder, library);
       if (!folder.empty()) trim_cache_dir(folder, kExtension, settings.cache->max_bytes);
     }
   } catch (const std::exception& e) {  // no scratch directory at all: the interpreter runs
-    result.run = nullptr;
+    result.entry = nullptr;
     result.note = bounded(e.what(), 300);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
-LaneRun lanes_for(const UserModelProgram& program, int bucket, CpuIsa isa) {
+void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget target) {
   const char* switch_value = std::getenv("UKES_CPU_JIT");
   if (switch_value != nullptr &&
       (std::strcmp(switch_value, "0") == 0 || std::strcmp(switch_value, "off") == 0))
     return nullptr;
-  // One compile per model and instruction set in a process; the program's text decides the
-  // model (its constants included), as the translation unit does.
+  // One compile per model and target in a process; the program's text decides the model (its
+  // constants included), as the translation unit does.
   static std::mutex mutex;
-  static std::map<std::tuple<std::string, int, CpuIsa>, LaneRun> compiled;
+  static std::map<std::tuple<std::string, int, CpuIsa, bool>, void*> compiled;
   const std::string identity = expr::generated_segments(program, "Segments");
   const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(identity, bucket, isa);
+  const auto key = std::make_tuple(identity, bucket, target.isa, target.fp32);
   if (const auto found = compiled.find(key); found != compiled.end()) return found->second;
   const CompileSettings settings = compile_settings();
-  const CompiledLanes lanes = compile_lanes(program, bucket, isa, settings);
-  if (lanes.run == nullptr) {
-    std::fprintf(stderr, "ukes: the CPU lanes run this user model interpreted: %s\n",
-                 lanes.note.c_str());
-  } else if (!lanes.from_cache) {  // a run that waited seconds says for what
-    std::fprintf(stderr, "ukes: compiled this user model's %s lanes in %.1f s%s\n",
-                 cpu_isa_name(isa), lanes.seconds,
-                 settings.cache ? " (kept in the cache: UKES_JIT_CACHE)" : "");
+  const CompiledModel model = compile_model(program, bucket, target, settings);
+  if (model.entry == nullptr) {
+    std::fprintf(stderr, "ukes: this user model's %s runs interpreted: %s\n", what(target).c_str(),
+                 model.note.c_str());
+  } else if (!model.from_cache) {  // a run that waited seconds says for what
+    std::fprintf(stderr, "ukes: compiled this user model's %s in %.1f s%s\n", what(target).c_str(),
+                 model.seconds, settings.cache ? " (kept in the cache: UKES_JIT_CACHE)" : "");
   }
-  compiled.emplace(key, lanes.run);
-  return lanes.run;
+  compiled.emplace(key, model.entry);
+  return model.entry;
 }
 
 }  // namespace ukes::cpu_jit

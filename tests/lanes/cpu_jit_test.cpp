@@ -1,7 +1,8 @@
-// The CPU lanes compiled at run time for one user model (kernels/backend/cpu/jit/cpu_jit.hpp):
-// they give the interpreter's results, to the lanes' bound, for models with each kind of row and
-// force; the cache directory turns the second compile into a load and recompiles what it cannot
-// load; without a compiler the interpreter runs.
+// A user model's CPU code compiled at run time for it (kernels/backend/cpu/jit/cpu_jit.hpp): its
+// lanes give the interpreter's results to the lanes' bound, for models with each kind of row and
+// force, and its per-system path the interpreter's bits; it reads no parameter past the model's
+// own; the cache directory turns the second compile into a load, recompiles what it cannot load
+// and costs only the keeping where it cannot be written; without a compiler the interpreter runs.
 #include "kernels/backend/cpu/jit/cpu_jit.hpp"
 
 #include <gtest/gtest.h>

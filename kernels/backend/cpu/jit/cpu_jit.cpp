@@ -120,6 +120,18 @@ std::string translation_unit(const UserModelProgram& program, int bucket, Compil
   return s.str();
 }
 
+// Everything of `program` its generated segments are made from, as bytes.
+std::string program_bytes(const UserModelProgram& program) {
+  const auto bytes = [](const auto* data, std::size_t count) {
+    return std::string(reinterpret_cast<const char*>(data), count * sizeof(*data));
+  };
+  const expr::ProgramView& code = program.code;
+  return bytes(code.code, static_cast<std::size_t>(program.instruction_count)) +
+         bytes(code.constants, static_cast<std::size_t>(program.constant_count)) +
+         bytes(code.begin, expr::kSegmentCount) + bytes(code.end, expr::kSegmentCount) +
+         bytes(&code.registers, 1) + bytes(&program.shape, 1) + bytes(&program.nonideal, 1);
+}
+
 // What the compiled code is, in a note: "avx2 lanes", "per-system path (fp64)".
 std::string what(CompileTarget target) {
   if (target.isa != CpuIsa::kScalar) return std::string(cpu_isa_name(target.isa)) + " lanes";
@@ -327,11 +339,12 @@ void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget 
   if (switch_value != nullptr &&
       (std::strcmp(switch_value, "0") == 0 || std::strcmp(switch_value, "off") == 0))
     return nullptr;
-  // One compile per model and target in a process; the program's text decides the model (its
-  // constants included), as the translation unit does.
+  // One compile per model and target in a process. Every run asks, so the model is told by its
+  // program's bytes (instructions, constants, ranges, sizes), all the translation unit is made
+  // from, not by generating that text again.
   static std::mutex mutex;
   static std::map<std::tuple<std::string, int, CpuIsa, bool>, void*> compiled;
-  const std::string identity = expr::generated_segments(program, "Segments");
+  const std::string identity = program_bytes(program);
   const std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_tuple(identity, bucket, target.isa, target.fp32);
   if (const auto found = compiled.find(key); found != compiled.end()) return found->second;

@@ -2,14 +2,10 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <vector>
 
 #include "kernels/core/sha256.hpp"
 

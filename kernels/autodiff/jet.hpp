@@ -135,25 +135,31 @@ UKES_HD UKES_INLINE Jet<T, N> operator/(const Jet<T, N>& a, const Jet<T, N>& b) 
   return r;
 }
 
+// sin x and cos x, which a jet's sin and cos both need: from one argument reduction on a lane
+// type (LaneMath, kernels/core/lanes.hpp), the plain functions otherwise.
+template <class T>
+UKES_HD UKES_INLINE void sin_and_cos(const T& x, T& s, T& c) {
+  if constexpr (kLanes<T>) {
+    const auto sc = LaneMath<T>::sin_cos(x);
+    s = sc.first;
+    c = sc.second;
+  } else {
+    s = sin(x);
+    c = cos(x);
+  }
+}
+
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> sin(const Jet<T, N>& a) {
-  if constexpr (kLanes<T>) {
-    const auto [s, c] = LaneMath<T>::sin_cos(a.c0);
-    return chain(a, s, c, -s);
-  } else {
-    const T s = sin(a.c0), c = cos(a.c0);
-    return chain(a, s, c, -s);
-  }
+  T s, c;
+  sin_and_cos(a.c0, s, c);
+  return chain(a, s, c, -s);
 }
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> cos(const Jet<T, N>& a) {
-  if constexpr (kLanes<T>) {
-    const auto [s, c] = LaneMath<T>::sin_cos(a.c0);
-    return chain(a, c, -s, -c);
-  } else {
-    const T s = sin(a.c0), c = cos(a.c0);
-    return chain(a, c, -s, -c);
-  }
+  T s, c;
+  sin_and_cos(a.c0, s, c);
+  return chain(a, c, -s, -c);
 }
 template <class T, int N>
 UKES_HD UKES_INLINE Jet<T, N> exp(const Jet<T, N>& a) {

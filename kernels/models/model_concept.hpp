@@ -122,9 +122,12 @@ struct ModelShape {
   UKES_HD int residual_slots() const { return 2 * position_rows + velocity_rows; }
 };
 
+// A user model says its own sizes, compiled for it or not: its parameter count is the model's own
+// parameters, which a batch holds, while kParamCount also counts the slots derive_parameters fills
+// (a system's storage). A built-in's are its constants.
 template <class Model>
 UKES_HD UKES_INLINE ModelShape model_shape(const Model& model) {
-  if constexpr (BucketModel<Model>) {
+  if constexpr (requires { model.shape(); }) {
     return model.shape();
   } else {
     (void)model;

@@ -154,9 +154,9 @@ TEST(CpuJit, TheCompiledPerSystemPathGivesTheInterpretersBits) {
   }
 }
 
-// A generated model counts its derived parameter slots among its parameters (four_bar: 9 of its
-// own, 18 slots), and the batch holds its own alone. Here they end where a page without access
-// begins: a read past them would end the test (padded_inputs.hpp).
+// A generated model keeps the values it derives beside its parameters (four_bar: 9 of its own,
+// 18 slots), and the batch holds its own alone. Here they end where a page without access begins:
+// a read past them would end the test (model_shape, kernels/models/model_concept.hpp).
 TEST(CpuJit, TheCompiledCodeReadsNoParameterPastTheModelsOwn) {
   const auto model = example_model("four_bar");
   ASSERT_EQ(model->user->bucket, 12);

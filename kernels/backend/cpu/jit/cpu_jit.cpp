@@ -99,23 +99,20 @@ std::string translation_unit(const UserModelProgram& program, int bucket, Compil
     << expr::generated_segments(program, "Segments") << "}  // namespace ukes::jit\n\n"
     << (lanes ? "#include \"kernels/backend/cpu/simd/lane_batch_impl.hpp\"\n"
               : "#include \"kernels/backend/cpu/cpu_backend_impl.hpp\"\n")
-    << "#include \"kernels/backend/cpu/jit/padded_inputs.hpp\"\n\n"
-    << "static_assert(sizeof(ukes::BatchInputView) == " << sizeof(BatchInputView) << ");\n"
+    << "\nstatic_assert(sizeof(ukes::BatchInputView) == " << sizeof(BatchInputView) << ");\n"
     << "static_assert(sizeof(ukes::BatchOutputView) == " << sizeof(BatchOutputView) << ");\n"
     << "static_assert(sizeof(ukes::RunSettings<" << scalar
     << ">) == " << (target.fp32 ? sizeof(RunSettings<float>) : sizeof(RunSettings<double>))
     << ");\n\n"
     << "extern \"C\" __attribute__((visibility(\"default\"))) void " << kEntryPoint
     << "(const ukes::BatchInputView& in, const ukes::RunSettings<" << scalar << ">& settings,\n"
-    << "    const ukes::BatchOutputView& out, int threads) {\n"
-    << "  const ukes::cpu_jit::PaddedInputs<" << model << "> padded(in, " << program.shape.params
-    << ");\n";
+    << "    const ukes::BatchOutputView& out, int threads) {\n";
   if (lanes) {
     s << "  ukes::run_batch_lanes<" << model << ", ukes::CpuIsa::" << enumerator(target.isa)
-      << ">(padded.view(), settings, out, threads);\n}\n";
+      << ">(in, settings, out, threads);\n}\n";
   } else {
     s << "  ukes::run_systems_cpu<" << model << ", " << scalar
-      << ">(padded.view(), settings, out, threads);\n}\n";
+      << ">(in, settings, out, threads);\n}\n";
   }
   return s.str();
 }

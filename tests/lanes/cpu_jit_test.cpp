@@ -2,7 +2,8 @@
 // lanes give the interpreter's results to the lanes' bound, for models with each kind of row and
 // force, and its per-system path the interpreter's bits; it reads no parameter past the model's
 // own; the cache directory turns the second compile into a load, recompiles what it cannot load
-// and costs only the keeping where it cannot be written; without a compiler the interpreter runs.
+// and costs only the keeping where it cannot be written; without a compiler the interpreter runs;
+// two models compile side by side, and a cancelled run does not wait for its model's compile.
 #include "kernels/backend/cpu/jit/cpu_jit.hpp"
 
 #include <gtest/gtest.h>
@@ -14,10 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/core/cancel.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "lanes/agreement.hpp"
 #include "support/example_models.hpp"
@@ -263,6 +266,83 @@ TEST(CpuJit, WithoutACompilerTheInterpreterRuns) {
   const BatchResults results = run(*model, Method::kRk4, isa);
   for (int i = 0; i < results.count; ++i)
     EXPECT_EQ(results.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+}
+
+// A stand-in for the compiler, in the test's cache folder: it marks that it started, waits (10 s
+// at most) until `gate` says go, and builds a library that holds the entry point alone, which is
+// never run. Its last argument is the source, the one before "-o" the library.
+fs::path stand_in_compiler(const fs::path& folder, const std::string& gate) {
+  const fs::path script = folder / "stand-in-c++";
+  fs::create_directories(folder);
+  std::ofstream(script)
+      << "#!/bin/sh\n"
+      << "dir='" << folder.string() << "'\n"
+      << "touch \"$dir/started.$$\"\n"
+      << "out=''; previous=''\n"
+      << "for a in \"$@\"; do [ \"$previous\" = -o ] && out=\"$a\"; previous=\"$a\"; done\n"
+      << "i=0\n"
+      << "until " << gate << "; do\n"
+      << "  i=$((i + 1)); [ $i -gt 100 ] && { touch \"$dir/gave-up.$$\"; exit 3; }\n"
+      << "  sleep 0.1\n"
+      << "done\n"
+      << "echo 'extern \"C\" void ukes_compiled_lanes() {}' > \"$out.cpp\"\n"
+      << "exec \"$UKES_TEST_REAL_CXX\" -shared -fPIC -o \"$out\" \"$out.cpp\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+int files_named(const fs::path& folder, const std::string& prefix) {
+  int count = 0;
+  for (const auto& e : fs::directory_iterator(folder))
+    count += e.path().filename().string().rfind(prefix, 0) == 0 ? 1 : 0;
+  return count;
+}
+
+// Each compile runs on a thread of its own: two models' first runs compile side by side (the
+// stand-in finishes only once both have started; one after the other, the first would give up),
+// and a cancelled run stops waiting for its model's compile, which goes on for the next run.
+TEST(CpuJit, ModelsCompileSideBySideAndACancelledRunStopsWaiting) {
+  const CpuIsa isa = widest_lanes();
+  if (isa == CpuIsa::kScalar) GTEST_SKIP() << "this CPU has no lanes";
+  const JitCacheDir cache;
+  const fs::path scripts = cache.path() / "scripts";
+  const std::string real = cpu_jit::compile_settings().compiler;
+  const ScopedEnv real_compiler("UKES_TEST_REAL_CXX", real.c_str());
+  const ScopedEnv on("UKES_CPU_JIT", "1");
+  const ScopedEnv dir("UKES_JIT_CACHE", cache.path().c_str());
+  {
+    const fs::path both = scripts / "both";
+    const std::string gate = "[ $(ls \"$dir\" | grep -c '^started\\.') -ge 2 ]";
+    const ScopedEnv compiler("UKES_CPU_JIT_CXX", stand_in_compiler(both, gate).c_str());
+    void* entries[2] = {nullptr, nullptr};
+    const char* names[2] = {"spiral", "projectile_polar"};
+    std::vector<std::thread> runs;
+    for (int k = 0; k < 2; ++k)
+      runs.emplace_back([&, k] {
+        const auto model = example_model(names[k]);
+        entries[k] = cpu_jit::compiled_entry(model->user->program, model->user->bucket, {isa});
+      });
+    for (auto& run : runs) run.join();
+    EXPECT_NE(entries[0], nullptr);
+    EXPECT_NE(entries[1], nullptr);
+    EXPECT_EQ(files_named(both, "gave-up"), 0);
+  }
+  {
+    const fs::path held = scripts / "held";
+    const ScopedEnv compiler("UKES_CPU_JIT_CXX",
+                             stand_in_compiler(held, "[ -e \"$dir/go\" ]").c_str());
+    const auto model = example_model("chaplygin_sleigh");
+    CancelFlag cancel;
+    cancel.request();
+    EXPECT_EQ(
+        cpu_jit::compiled_entry(model->user->program, model->user->bucket, {isa}, cancel.word()),
+        nullptr);
+    EXPECT_EQ(files_named(held, "gave-up"), 0) << "returned only when the compile ended";
+    std::ofstream(held / "go") << "";
+    EXPECT_NE(cpu_jit::compiled_entry(model->user->program, model->user->bucket, {isa}), nullptr)
+        << "the compile went on for the next run";
+    EXPECT_EQ(files_named(held, "started"), 1);
+  }
 }
 
 }  // namespace

@@ -71,8 +71,9 @@ void run_batch_cpu(const BatchInputView& in, const RunSettings<T>& settings,
     // A user model's own code, compiled for it where it can be (cpu_jit.hpp): its lanes, or its
     // per-system path.
     if (in.program != nullptr) {
-      const cpu_jit::CompiledRun<T> compiled = cpu_jit::compiled_run<T>(
-          *in.program, cpu_jit::kInterpretedBucket<Model>, lanes ? isa : CpuIsa::kScalar);
+      const cpu_jit::CompiledRun<T> compiled =
+          cpu_jit::compiled_run<T>(*in.program, cpu_jit::kInterpretedBucket<Model>,
+                                   lanes ? isa : CpuIsa::kScalar, settings.cancel);
       if (compiled != nullptr) return compiled(in, settings, out, threads);
     }
   }

@@ -14,16 +14,21 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string_view>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "kernels/backend/cuda/jit/codegen.hpp"
 #include "kernels/backend/cuda/jit/embedded_headers.hpp"
+#include "kernels/core/cancel.hpp"
 #include "kernels/core/sha256.hpp"
 
 extern char** environ;
@@ -276,27 +281,13 @@ CompiledModel compile_now(const std::string& source, const std::vector<std::stri
   return result;
 }
 
-}  // namespace
-
-CompileSettings compile_settings() {
-  CompileSettings s;
-  const char* chosen = std::getenv("UKES_CPU_JIT_CXX");
-  s.compiler = chosen != nullptr && *chosen != '\0' ? chosen : UKES_CPU_JIT_DEFAULT_CXX;
-  s.cache = cache_dir_settings();
-  return s;
-}
-
-CompiledModel compile_model(const UserModelProgram& program, int bucket, CompileTarget target,
-                            const CompileSettings& settings) {
+// `source` compiled for `isa` (kScalar: portably), or loaded from the cache.
+CompiledModel compile_translation_unit(const std::string& source, CpuIsa isa,
+                                       const CompileSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
   CompiledModel result;
-  if (target.fp32 && target.isa != CpuIsa::kScalar) {
-    result.note = "the lanes run FP64 alone";
-    return result;
-  }
   try {
-    const std::string source = translation_unit(program, bucket, target);
-    const std::vector<std::string> options = compile_options(target.isa);
+    const std::vector<std::string> options = compile_options(isa);
     // The cache's folder, where it can be written; else a compile for this process alone.
     fs::path folder, library;
     std::error_code ec;
@@ -331,31 +322,82 @@ CompiledModel compile_model(const UserModelProgram& program, int bucket, Compile
   return result;
 }
 
-void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget target) {
+// Compiles `source` on a thread of its own, which says on stderr what became of it: the runs that
+// wait for it can stop waiting when they are cancelled, and other models' runs do not wait at all.
+// A process that ends during a compile leaves its scratch folder behind, as a killed one would.
+std::shared_future<void*> start_compile(std::string source, CompileTarget target,
+                                        CompileSettings settings) {
+  auto promise = std::make_shared<std::promise<void*>>();
+  std::shared_future<void*> entry = promise->get_future().share();
+  auto compile = [source = std::move(source), target, settings = std::move(settings), promise] {
+    const CompiledModel model = compile_translation_unit(source, target.isa, settings);
+    if (model.entry == nullptr) {
+      std::fprintf(stderr, "ukes: this user model's %s runs interpreted: %s\n",
+                   what(target).c_str(), model.note.c_str());
+    } else if (!model.from_cache) {  // a run that waited seconds says for what
+      std::fprintf(stderr, "ukes: compiled this user model's %s in %.1f s%s\n",
+                   what(target).c_str(), model.seconds,
+                   settings.cache ? " (kept in the cache: UKES_JIT_CACHE)" : "");
+    }
+    promise->set_value(model.entry);
+  };
+  try {
+    std::thread(compile).detach();
+  } catch (const std::system_error&) {  // no thread to be had: the caller compiles
+    compile();
+  }
+  return entry;
+}
+
+}  // namespace
+
+CompileSettings compile_settings() {
+  CompileSettings s;
+  const char* chosen = std::getenv("UKES_CPU_JIT_CXX");
+  s.compiler = chosen != nullptr && *chosen != '\0' ? chosen : UKES_CPU_JIT_DEFAULT_CXX;
+  s.cache = cache_dir_settings();
+  return s;
+}
+
+CompiledModel compile_model(const UserModelProgram& program, int bucket, CompileTarget target,
+                            const CompileSettings& settings) {
+  if (target.fp32 && target.isa != CpuIsa::kScalar) {
+    CompiledModel result;
+    result.note = "the lanes run FP64 alone";
+    return result;
+  }
+  return compile_translation_unit(translation_unit(program, bucket, target), target.isa, settings);
+}
+
+void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget target,
+                     const std::int32_t* cancel) {
   const char* switch_value = std::getenv("UKES_CPU_JIT");
   if (switch_value != nullptr &&
       (std::strcmp(switch_value, "0") == 0 || std::strcmp(switch_value, "off") == 0))
     return nullptr;
+  if (target.fp32 && target.isa != CpuIsa::kScalar) return nullptr;  // the lanes run FP64 alone
   // One compile per model and target in a process. Every run asks, so the model is told by its
   // program's bytes (instructions, constants, ranges, sizes), all the translation unit is made
   // from, not by generating that text again.
   static std::mutex mutex;
-  static std::map<std::tuple<std::string, int, CpuIsa, bool>, void*> compiled;
-  const std::string identity = program_bytes(program);
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(identity, bucket, target.isa, target.fp32);
-  if (const auto found = compiled.find(key); found != compiled.end()) return found->second;
-  const CompileSettings settings = compile_settings();
-  const CompiledModel model = compile_model(program, bucket, target, settings);
-  if (model.entry == nullptr) {
-    std::fprintf(stderr, "ukes: this user model's %s runs interpreted: %s\n", what(target).c_str(),
-                 model.note.c_str());
-  } else if (!model.from_cache) {  // a run that waited seconds says for what
-    std::fprintf(stderr, "ukes: compiled this user model's %s in %.1f s%s\n", what(target).c_str(),
-                 model.seconds, settings.cache ? " (kept in the cache: UKES_JIT_CACHE)" : "");
+  static std::map<std::tuple<std::string, int, CpuIsa, bool>, std::shared_future<void*>> compiled;
+  auto key = std::make_tuple(program_bytes(program), bucket, target.isa, target.fp32);
+  std::shared_future<void*> entry;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto found = compiled.find(key);
+    if (found == compiled.end()) {
+      std::shared_future<void*> started =
+          start_compile(translation_unit(program, bucket, target), target, compile_settings());
+      found = compiled.emplace(std::move(key), std::move(started)).first;
+    }
+    entry = found->second;
   }
-  compiled.emplace(key, model.entry);
-  return model.entry;
+  // A cancelled run stops waiting: its systems are then cancelled by the interpreter's first check
+  // (the caller runs it), and the compile goes on for the runs after it.
+  while (entry.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+    if (stop_requested(cancel)) return nullptr;
+  return entry.get();
 }
 
 }  // namespace ukes::cpu_jit

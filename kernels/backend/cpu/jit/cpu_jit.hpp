@@ -20,6 +20,7 @@
 // UKES_CPU_JIT=0, the interpreter runs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -64,12 +65,16 @@ CompiledModel compile_model(const UserModelProgram& program, int bucket, Compile
 
 // The compiled code a run of a user model takes, compiled or loaded once per process, model and
 // target; null (the interpreter runs) when UKES_CPU_JIT is 0 or off, or when it could not be
-// compiled, which is said once per model and target on stderr.
-void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget target);
+// compiled, which is said once per model and target on stderr. The compile runs on a thread of
+// its own: runs of other models go on meanwhile, and a run whose `cancel` word (kernels/core/
+// cancel.hpp) is raised while it waits gets null at once.
+void* compiled_entry(const UserModelProgram& program, int bucket, CompileTarget target,
+                     const std::int32_t* cancel = nullptr);
 template <class T>
-CompiledRun<T> compiled_run(const UserModelProgram& program, int bucket, CpuIsa isa) {
+CompiledRun<T> compiled_run(const UserModelProgram& program, int bucket, CpuIsa isa,
+                            const std::int32_t* cancel) {
   return reinterpret_cast<CompiledRun<T>>(
-      compiled_entry(program, bucket, {isa, std::is_same_v<T, float>}));
+      compiled_entry(program, bucket, {isa, std::is_same_v<T, float>}, cancel));
 }
 
 // The bucket of an interpreted user model, 0 for any other model.

@@ -101,6 +101,30 @@ UKES_HD UKES_INLINE decltype(auto) choose(const S& c, const S& a, const S& b) {
   }
 }
 
+// sin and cos. On a lane type both come from one reduction (sin_and_cos, kernels/autodiff/jet.hpp),
+// inline: the sin and the cos of one angle, in the mass matrix, the forces and the rows alike,
+// are then one computation. Other types call their own.
+template <class S>
+UKES_HD UKES_INLINE S sin_of(const S& x) {
+  if constexpr (kLanes<S>) {
+    S s, c;
+    sin_and_cos(x, s, c);
+    return s;
+  } else {
+    return sin(x);
+  }
+}
+template <class S>
+UKES_HD UKES_INLINE S cos_of(const S& x) {
+  if constexpr (kLanes<S>) {
+    S s, c;
+    sin_and_cos(x, s, c);
+    return c;
+  } else {
+    return cos(x);
+  }
+}
+
 // Unary and binary functions and operators (moves and `if` are the evaluator's), one operation
 // at compile time: what the interpreter runs for each instruction and what code generated from a
 // program (kernels/backend/cuda/jit/codegen.hpp) calls, which then holds no other operation's code.
@@ -136,9 +160,9 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
   } else if constexpr (kOp == Op::kNot) {
     return truth<S>(value_of(x) == decltype(value_of(x))(0));
   } else if constexpr (kOp == Op::kSin) {
-    return sin(x);
+    return sin_of(x);
   } else if constexpr (kOp == Op::kCos) {
-    return cos(x);
+    return cos_of(x);
   } else if constexpr (kOp == Op::kTan) {
     return tan(x);
   } else if constexpr (kOp == Op::kAsin) {

@@ -22,8 +22,28 @@
 
 namespace ukes::models {
 
+// What a caller that holds a system's parameter slots itself needs (kSlotsHeld, below).
+template <class Segments, bool kSlotsHeld>
+struct HeldParameterSlots {};
 template <class Segments>
-struct GeneratedFunctions {
+struct HeldParameterSlots<Segments, true> {
+  static constexpr int kParamCapacity = Segments::kParamSlots;  // kParamCount (model_concept.hpp)
+
+  // Once per system: p's slots after the model's parameters, from those alone.
+  template <class T>
+  UKES_HD static void derive_parameters(T* p) {
+    Segments::Derived(expr::Inputs<T, T>{nullptr, nullptr, T(0), p, nullptr},
+                      SegmentArrayStore<T>{p});
+  }
+};
+
+// kSlotsHeld: p holds all the program's parameter slots, the derived ones filled once per system
+// by derive_parameters (OnHeldSlots; the CPU's lanes,
+// kernels/backend/cpu/simd/lane_batch_impl.hpp). Otherwise p holds the model's parameters alone, as
+// a built-in's systems do, and each function derives the rest at each call.
+template <class Segments, bool kSlotsHeld = false>
+struct GeneratedFunctions : HeldParameterSlots<Segments, kSlotsHeld> {
+  using OnHeldSlots = GeneratedFunctions<Segments, true>;
   static constexpr int kN = Segments::kShape.n;
   static constexpr int kPositionRows = Segments::kShape.position_rows;
   static constexpr int kVelocityRows = Segments::kShape.velocity_rows;
@@ -84,11 +104,12 @@ struct GeneratedFunctions {
  private:
   // The program's parameter slots: the model's parameters, then what the program derives from
   // them alone (kernels/expr/compiler.hpp). A user model's kernel derives those once per system,
-  // into slots its batch has; a built-in's systems hold their parameters alone, so they are
-  // derived here, by the same segment, at each call (as the hand-written headers did).
+  // into slots its batch has, and so does a caller of OnHeldSlots; a built-in's systems hold their
+  // parameters alone, so they are derived here, by the same segment, at each call (as the
+  // hand-written headers did).
   template <class T>
   struct Parameters {
-    static constexpr bool kDerived = Segments::kParamSlots > Segments::kShape.params;
+    static constexpr bool kDerived = !kSlotsHeld && Segments::kParamSlots > Segments::kShape.params;
     const T* given;
     T slots[kDerived ? Segments::kParamSlots : 1];
 

@@ -142,7 +142,8 @@ TEST(CpuLanes, LanesTheVectorSolveCannotFinishAreSolvedOneByOne) {
 }
 
 // The vector functions the lanes call in place of the C library's (xsimd's, on the SSE2 batch: the
-// wider variants run the same algorithms), in units in the last place of the C library's result.
+// wider variants run the same algorithms, but for sin and cos where the multiply-add is fused,
+// tested below), in units in the last place of the C library's result.
 double ulps_apart(double a, double b) {
   if (a == b) return 0.0;
   const auto key = [](double x) {
@@ -203,6 +204,77 @@ TEST(CpuLanes, VectorFunctionsAreWithinTwoUlpOfTheCLibrary) {
   EXPECT_EQ(worst_ulps(
                 0, 1e6, [](Batch x) { return sqrt(x); }, [](double x) { return std::sqrt(x); }),
             0.0);
+}
+
+// sin and cos as the lanes of `isa` compute them (lane_sin_cos, exported by its lane library).
+void lane_sin_cos_on(CpuIsa isa, std::vector<double> x, std::vector<double>& sin_x,
+                     std::vector<double>& cos_x) {
+  x.resize((x.size() + 7) / 8 * 8, 0.0);  // whole vectors of any width
+  sin_x.assign(x.size(), 0.0);
+  cos_x.assign(x.size(), 0.0);
+  const int count = static_cast<int>(x.size());
+  switch (isa) {
+#define UKES_LANE_SIN_COS_CASE(Name, spelling, width)                             \
+  case CpuIsa::k##Name:                                                           \
+    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {                           \
+      lane_sin_cos<CpuIsa::k##Name>(x.data(), sin_x.data(), cos_x.data(), count); \
+    }                                                                             \
+    break;
+    UKES_CPU_ISAS(UKES_LANE_SIN_COS_CASE)
+#undef UKES_LANE_SIN_COS_CASE
+  }
+}
+
+// Our sin and cos (kernels/backend/cpu/simd/lane_sin_cos.hpp), on the instruction sets whose lanes
+// take them: within 1 ulp of the C library's up to |x| = 1e6, at the doubles nearest the multiples
+// of pi/2 too (where the reduction cancels most); beyond, and for infinities and NaN, the C
+// library's own values; the sign of a zero kept.
+TEST(CpuLanes, SinAndCosAreWithinOneUlpOfTheCLibraryWhereTheMultiplyAddIsFused) {
+  std::vector<double> x;
+  for (int i = -100000; i <= 100000; ++i) x.push_back(4.0 * i / 100000);
+  for (int i = -100000; i <= 100000; ++i) x.push_back(1e6 * i / 100000 + 0.1 * (i % 7));
+  for (int k = -636000; k <= 636000; k += 53) {  // k pi/2 up to |x| = 1e6
+    double near = k * (M_PI / 2);
+    for (int step = 0; step < 3; ++step) {
+      x.push_back(near);
+      x.push_back(-near);
+      near = std::nextafter(near, 2e6);
+    }
+  }
+  const std::vector<double> in_range = x;
+  const std::vector<double> beyond = {std::nextafter(1e6, 2e6), 1e7, 3e15, 1e300,
+                                      -std::numeric_limits<double>::max()};
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  x.insert(x.end(), beyond.begin(), beyond.end());
+  x.insert(x.end(), {inf, -inf, nan, 0.0, -0.0, 5e-324, -1e-300});
+  int tested = 0;
+  for (const CpuIsa isa : lane_isas_here()) {
+    if (isa == CpuIsa::kSse2) continue;  // xsimd's sincos: the test above
+    ++tested;
+    std::vector<double> s, c;
+    lane_sin_cos_on(isa, x, s, c);
+    double worst_sin = 0.0, worst_cos = 0.0;
+    for (std::size_t i = 0; i < in_range.size(); ++i) {
+      worst_sin = std::max(worst_sin, ulps_apart(s[i], std::sin(x[i])));
+      worst_cos = std::max(worst_cos, ulps_apart(c[i], std::cos(x[i])));
+    }
+    EXPECT_LE(worst_sin, 1.0) << cpu_isa_name(isa);
+    EXPECT_LE(worst_cos, 1.0) << cpu_isa_name(isa);
+    for (std::size_t i = in_range.size(); i < in_range.size() + beyond.size(); ++i) {
+      EXPECT_EQ(s[i], std::sin(x[i])) << x[i];
+      EXPECT_EQ(c[i], std::cos(x[i])) << x[i];
+    }
+    const std::size_t special = in_range.size() + beyond.size();
+    for (std::size_t i = special; i < special + 3; ++i)
+      EXPECT_TRUE(std::isnan(s[i]) && std::isnan(c[i])) << x[i];
+    EXPECT_TRUE(s[special + 3] == 0.0 && !std::signbit(s[special + 3]));
+    EXPECT_TRUE(s[special + 4] == 0.0 && std::signbit(s[special + 4]));
+    EXPECT_EQ(c[special + 3], 1.0);
+    EXPECT_EQ(c[special + 4], 1.0);
+    EXPECT_EQ(s[special + 5], 5e-324);
+    EXPECT_EQ(s[special + 6], -1e-300);
+  }
+  if (tested == 0) GTEST_SKIP() << "no lane instruction set with a fused multiply-add here";
 }
 
 TEST(CpuLanes, TheInstructionSetIsTheWidestUnlessTheEnvironmentNamesAnother) {

@@ -4,9 +4,10 @@
 // arithmetic and xsimd's functions (found by argument-dependent lookup): masks that branch through
 // kernels/core/lanes.hpp, sin and cos from one reduction (LaneMath), and epsilon.
 //
-// Accuracy: xsimd's sin, cos, sincos, tan, asin, atan2, exp and log on doubles are within 2 ulp of
-// the C library's the scalar path calls, sqrt equal to it (tests/lanes/lanes_test.cpp, over |x| <=
-// 1e4 for sin and cos).
+// Accuracy: sin and cos of our own where the multiply-add is fused (AVX2 with FMA, AVX-512;
+// kernels/backend/cpu/simd/lane_sin_cos.hpp) within 1 ulp of the C library's the scalar path
+// calls; xsimd's sin, cos, sincos (SSE2), tan, asin, atan2, exp and log within 2 ulp; sqrt equal
+// to it (tests/lanes/lanes_test.cpp).
 #pragma once
 
 #include <type_traits>
@@ -14,6 +15,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/autodiff/jet.hpp"
+#include "kernels/backend/cpu/simd/lane_sin_cos.hpp"
 #include "kernels/core/hd.hpp"
 
 namespace ukes {
@@ -39,12 +41,22 @@ struct MaskOps<xsimd::batch_bool<T, A>> {
   }
 };
 
-// One argument reduction for both (xsimd's sincos runs sin's and cos's algorithms on it).
+// Whether xsimd::fma is one fused operation on architecture A (on SSE2 it rounds twice).
+template <class A>
+inline constexpr bool kFusedMultiplyAdd =
+    std::is_same_v<A, xsimd::fma3<xsimd::avx2>> || std::is_same_v<A, xsimd::avx512f>;
+
+// One argument reduction for both: ours inline where the multiply-add is fused (lane_sin_cos.hpp),
+// else xsimd's sincos (sin's and cos's algorithms on one reduction).
 template <class A>
 struct LaneMath<xsimd::batch<double, A>> {
   static std::pair<xsimd::batch<double, A>, xsimd::batch<double, A>> sin_cos(
       const xsimd::batch<double, A>& x) {
-    return xsimd::sincos(x);
+    if constexpr (kFusedMultiplyAdd<A>) {
+      return lanes::sin_cos(x);
+    } else {
+      return xsimd::sincos(x);
+    }
   }
 };
 

@@ -104,24 +104,16 @@ UKES_HD UKES_INLINE decltype(auto) choose(const S& c, const S& a, const S& b) {
 // sin and cos. On a lane type both come from one reduction (sin_and_cos, kernels/autodiff/jet.hpp),
 // inline: the sin and the cos of one angle, in the mass matrix, the forces and the rows alike,
 // are then one computation. Other types call their own.
-template <class S>
-UKES_HD UKES_INLINE S sin_of(const S& x) {
+template <bool kCosine, class S>
+UKES_HD UKES_INLINE S sine_or_cosine(const S& x) {
   if constexpr (kLanes<S>) {
     S s, c;
     sin_and_cos(x, s, c);
-    return s;
+    return kCosine ? c : s;
+  } else if constexpr (kCosine) {
+    return cos(x);
   } else {
     return sin(x);
-  }
-}
-template <class S>
-UKES_HD UKES_INLINE S cos_of(const S& x) {
-  if constexpr (kLanes<S>) {
-    S s, c;
-    sin_and_cos(x, s, c);
-    return c;
-  } else {
-    return cos(x);
   }
 }
 
@@ -160,9 +152,9 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
   } else if constexpr (kOp == Op::kNot) {
     return truth<S>(value_of(x) == decltype(value_of(x))(0));
   } else if constexpr (kOp == Op::kSin) {
-    return sin_of(x);
+    return sine_or_cosine<false>(x);
   } else if constexpr (kOp == Op::kCos) {
-    return cos_of(x);
+    return sine_or_cosine<true>(x);
   } else if constexpr (kOp == Op::kTan) {
     return tan(x);
   } else if constexpr (kOp == Op::kAsin) {

@@ -40,15 +40,22 @@ struct ConstraintForm {
   int position_rows = 0;  // rows [0, position_rows) are position rows
 };
 
+// Whether a form's storage holds entries no row writes: a bucket's padding, or the one placeholder
+// element of a model without rows.
+template <class Model>
+inline constexpr bool kFormHasPadding = BucketModel<Model> || kRows<Model> == 0;
+
+// Fills f in place (evaluate_dynamics, kernels/uk/dynamics.hpp, writes a lane form where it is
+// reported). Zeroed first, except a lane form whose rows write every entry: on scara that zeroing
+// is 28 vector stores that the compiler keeps.
 template <class Model, class T>
-UKES_HD UKES_FLATTEN ConstraintForm<Model, T> constraint_form(const Model& model,
-                                                              const Vec<T, Model::kN>& q,
-                                                              const Vec<T, Model::kN>& qd, T t,
-                                                              const T* p) {
+UKES_HD UKES_FLATTEN void write_constraint_form(const Model& model, const Vec<T, Model::kN>& q,
+                                                const Vec<T, Model::kN>& qd, T t, const T* p,
+                                                ConstraintForm<Model, T>& f) {
   using Form = ConstraintForm<Model, T>;
   constexpr int n = Form::kN;
   const ModelShape shape = model_shape(model);
-  Form f{};  // zero-row forms still carry one (unused) storage element; bucket padding stays 0
+  if constexpr (kFormHasPadding<Model> || !kLanes<T>) f = Form{};
   f.position_rows = shape.position_rows;
   using J = Jet<T, n>;
   if constexpr (kPositionCapacity < Model >> 0) {
@@ -83,6 +90,13 @@ UKES_HD UKES_FLATTEN ConstraintForm<Model, T> constraint_form(const Model& model
       }
     }
   }
+}
+
+template <class Model, class T>
+UKES_HD ConstraintForm<Model, T> constraint_form(const Model& model, const Vec<T, Model::kN>& q,
+                                                 const Vec<T, Model::kN>& qd, T t, const T* p) {
+  ConstraintForm<Model, T> f;
+  write_constraint_form<Model, T>(model, q, qd, t, p, f);
   return f;
 }
 

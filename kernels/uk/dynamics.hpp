@@ -104,13 +104,10 @@ UKES_HD DynamicsInputs<Model, T> dynamics_inputs(const Model& model, const Vec<T
   return in;
 }
 
-// How an evaluation reports a UK solution, whichever path solved it.
+// How an evaluation reports a UK solution, whichever path solved it: e's form is the caller's.
 template <class Model, class T>
-UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& form,
-                                               const Vec<T, kRows<Model>>& bs,
-                                               const UkSolution<T, Model::kN>& uk) {
-  DynamicsEval<Model, T> e;
-  e.form = form;
+UKES_HD void report_solution(const Vec<T, kRows<Model>>& bs, const UkSolution<T, Model::kN>& uk,
+                             DynamicsEval<Model, T>& e) {
   e.mass_ok = uk.mass_ok;
   e.qdd = uk.qdd;
   e.Qc = uk.Qc_ideal + uk.Qc_nonideal;
@@ -119,6 +116,40 @@ UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& f
   e.rank = uk.rank;
   e.conditioning = uk.conditioning;
   e.unsolved = uk.unsolved;
+}
+
+template <class Model, class T>
+UKES_HD DynamicsEval<Model, T> dynamics_report(const ConstraintForm<Model, T>& form,
+                                               const Vec<T, kRows<Model>>& bs,
+                                               const UkSolution<T, Model::kN>& uk) {
+  DynamicsEval<Model, T> e;
+  e.form = form;
+  report_solution<Model, T>(bs, uk, e);
+  return e;
+}
+
+// Lanes write the form where the evaluation reports it. Copied into DynamicsInputs and then into
+// DynamicsEval, a lane form is 56 vector stores on scara, which the compiler keeps; without them
+// and the zeroing write_constraint_form skips, scara ran 1.12x (benchmarks/README.md). The device
+// keeps the copies: written in place, TwoRodPendulum's FP32 kernels took 224 B of stack (0 and
+// 120 before), and other kernels grew too (benchmarks/kernel_resources.tsv).
+template <class Model, class T>
+UKES_HD DynamicsEval<Model, T> evaluate_dynamics_in_place(const Model& model,
+                                                          const Vec<T, Model::kN>& q,
+                                                          const Vec<T, Model::kN>& qd, T t,
+                                                          const T* p,
+                                                          const DynamicsSettings<T>& s) {
+  constexpr int n = Model::kN;
+  DynamicsEval<Model, T> e;
+  Mat<T, n, n> M;
+  Vec<T, n> Q;
+  model.mass(q, t, p, M);
+  model.force(q, qd, t, p, Q);
+  write_constraint_form<Model, T>(model, q, qd, t, p, e.form);
+  const Vec<T, kRows<Model>> bs = stabilized_rhs(e.form, s.alpha, s.beta);
+  const auto uk = uk_solve(M, Q, e.form.A, bs, ModelNonIdealForce<Model, T>{model, q, qd, t, p},
+                           rank_rtol_of(s, model), active_block(model));
+  report_solution<Model, T>(bs, uk, e);
   return e;
 }
 
@@ -126,11 +157,15 @@ template <class Model, class T>
 UKES_HD DynamicsEval<Model, T> evaluate_dynamics(const Model& model, const Vec<T, Model::kN>& q,
                                                  const Vec<T, Model::kN>& qd, T t, const T* p,
                                                  const DynamicsSettings<T>& s) {
-  const DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
-  const auto uk =
-      uk_solve(in.M, in.Q, in.form.A, in.bs, ModelNonIdealForce<Model, T>{model, q, qd, t, p},
-               rank_rtol_of(s, model), active_block(model));
-  return dynamics_report<Model, T>(in.form, in.bs, uk);
+  if constexpr (kLanes<T>) {
+    return evaluate_dynamics_in_place<Model, T>(model, q, qd, t, p, s);
+  } else {
+    const DynamicsInputs<Model, T> in = dynamics_inputs<Model, T>(model, q, qd, t, p, s);
+    const auto uk =
+        uk_solve(in.M, in.Q, in.form.A, in.bs, ModelNonIdealForce<Model, T>{model, q, qd, t, p},
+                 rank_rtol_of(s, model), active_block(model));
+    return dynamics_report<Model, T>(in.form, in.bs, uk);
+  }
 }
 
 }  // namespace ukes

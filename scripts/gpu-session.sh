@@ -145,18 +145,17 @@ run_steps() {
     export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/.gpucarry/std
     echo "the device's libstdc++ is older: Debian's taken" | tee -a "$summary"
   fi
+  # Every step with its time limit, in the order a plain `run` takes them.
+  local -A limit=([first]=40 [bench_gpu]=120 [jit_cache]=90 [throughput]=90 [tests]=200
+    [bench_cpu]=45)
   local step steps=("$@")
   [ ${#steps[@]} -gt 0 ] || steps=(first bench_gpu jit_cache throughput tests bench_cpu)
   for step in "${steps[@]}"; do
-    case $step in
-      first) timed first 40 ;;
-      bench_gpu) timed bench_gpu 120 ;;
-      jit_cache) timed jit_cache 90 ;;
-      throughput) timed throughput 90 ;;
-      tests) timed tests 200 ;;
-      bench_cpu) timed bench_cpu 45 ;;
-      *) echo "gpu-session: no step $step" | tee -a "$summary" ;;
-    esac
+    if [ -n "${limit[$step]:-}" ]; then
+      timed "$step" "${limit[$step]}"
+    else
+      echo "gpu-session: no step $step" | tee -a "$summary"
+    fi
   done
   echo "total $SECONDS s" | tee -a "$summary"
 }

@@ -6,7 +6,10 @@ Each CUDA compile of a build leaves <object>.ptxas (scripts/nvcc-resources.sh): 
 kernels (entry functions) and the device functions they call that nvcc did not inline (ptxas
 gives no register count for those: it reads 0). A kernel pays for what it calls, so its row
 counts its cumulative stack (its frame and its callees') and the spill bytes of its callees (those
-ptxas lists under the kernel) with its own. It
+ptxas lists under the kernel) with its own. A row is a function of one unit (the object's name,
+cuda_scara for generated/cuda_scara.cu.o): the same device function, a template instance or
+CUDA's own, is compiled in many units, with other options in some (CMakeLists.txt: the buckets
+compiled for speed of compilation), and each copy keeps its own budget. It
 
   --write FILE   writes them as the committed table (benchmarks/kernel_resources.tsv);
   --check FILE   compares them with that table and exits 1 when a kernel uses more registers,
@@ -72,18 +75,25 @@ def demangle(names):
     return dict(zip(names, out))
 
 
+def unit_of(report):
+    """generated/cuda_scara.cu.o.ptxas -> cuda_scara"""
+    return report.name.split(".", 1)[0]
+
+
 def gather(build):
+    """{(unit, demangled function): figures}"""
     reports = sorted(pathlib.Path(build).rglob("*.ptxas"))
     if not reports:
         sys.exit(f"kernel_resources: no *.ptxas reports under {build} (a CUDA build keeps them)")
     mangled = {}
     for r in reports:
+        unit = unit_of(r)
         for name, figures in parse_report(r.read_text()).items():
-            seen = mangled.setdefault(name, figures)
-            for f in FIELDS:  # one kernel in two objects: the larger figures
-                seen[f] = max(seen[f], figures[f])
-    names = demangle(sorted(mangled))
-    return {names[m]: v for m, v in mangled.items()}
+            if (unit, name) in mangled:
+                sys.exit(f"kernel_resources: two reports of unit {unit} under {build}")
+            mangled[(unit, name)] = figures
+    names = demangle(sorted({name for _, name in mangled}))
+    return {(unit, names[name]): v for (unit, name), v in mangled.items()}
 
 
 def read_table(path):
@@ -91,8 +101,8 @@ def read_table(path):
     for line in pathlib.Path(path).read_text().splitlines():
         if not line or line.startswith("#") or line.startswith("registers"):
             continue
-        *values, name = line.split("\t")
-        table[name] = dict(zip(FIELDS, map(int, values)))
+        *values, unit, name = line.split("\t")
+        table[(unit, name)] = dict(zip(FIELDS, map(int, values)))
     return table
 
 
@@ -100,21 +110,21 @@ def write_table(path, kernels):
     with open(path, "w") as f:
         f.write("# Per-kernel budget, checked by scripts/kernel_resources.py (ctest KernelResources)."
                 "\n# Bytes; registers per thread. Regenerate with --write after a CUDA build.\n")
-        f.write("\t".join(FIELDS + ("kernel",)) + "\n")
-        for name in sorted(kernels):
-            f.write("\t".join(str(kernels[name][x]) for x in FIELDS) + f"\t{name}\n")
+        f.write("\t".join(FIELDS + ("unit", "kernel")) + "\n")
+        for key in sorted(kernels):
+            f.write("\t".join(str(kernels[key][x]) for x in FIELDS) + "\t" + "\t".join(key) + "\n")
 
 
 def check(kernels, table):
     problems = []
-    for name, figures in sorted(kernels.items()):
-        allowed = table.get(name)
+    for (unit, name), figures in sorted(kernels.items()):
+        allowed = table.get((unit, name))
         if allowed is None:
-            problems.append(f"not in the table (run --write and commit it): {name}")
+            problems.append(f"not in the table (run --write and commit it): {unit}: {name}")
             continue
         for f in FIELDS:
             if figures[f] > allowed[f] + (0 if f == "registers" else int(allowed[f] * SLACK)):
-                problems.append(f"{f} {allowed[f]} -> {figures[f]}: {name}")
+                problems.append(f"{f} {allowed[f]} -> {figures[f]}: {unit}: {name}")
     return problems
 
 
@@ -136,8 +146,8 @@ def main():
             print("kernel_resources:", line)
         print(f"kernel_resources: {len(kernels)} kernels, {len(problems)} over the table")
         return 1 if problems else 0
-    for name, v in sorted(kernels.items(), key=lambda kv: -kv[1]["registers"]):
-        print("\t".join(str(v[f]) for f in FIELDS) + f"\t{name}")
+    for (unit, name), v in sorted(kernels.items(), key=lambda kv: -kv[1]["registers"]):
+        print("\t".join(str(v[f]) for f in FIELDS) + f"\t{unit}\t{name}")
     return 0
 
 

@@ -69,7 +69,7 @@ def kernel_resources(pattern: str) -> dict:
     `pattern` (one group: the type name) in the committed table."""
     table = {}
     for line in (ROOT / "benchmarks/kernel_resources.tsv").read_text().splitlines():
-        m = re.match(r"(\d+)\t(\d+)\t(\d+)\t(\d+)\t" + pattern, line)
+        m = re.match(r"(\d+)\t(\d+)\t(\d+)\t(\d+)\t[^\t]+\t" + pattern, line)
         if m:
             table[m.group(5)] = tuple(int(x) for x in m.groups()[:4])
     return table

@@ -42,50 +42,20 @@ class ServerProcess {
         (std::filesystem::temp_directory_path() / "ukes_server_test_XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
-    std::filesystem::create_directory(tmpdir());
-    std::vector<std::string> args = {std::string(UKES_BINARY_DIR) + "/ukes-server", "--port", "0",
-                                     "--port-file", (dir_ / "port").string()};
-    if (data_dir == DataDir::kGiven) {
-      args.push_back("--data-dir");
-      args.push_back(data_dir_path().string());
-    }
-    if (std::find(extra_args.begin(), extra_args.end(), "--device") == extra_args.end())
-      args.insert(args.end(), {"--device", "cpu"});
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e != nullptr; ++e)
-      if (std::strncmp(*e, "TMPDIR=", 7) != 0) env_strings.emplace_back(*e);
-    env_strings.push_back("TMPDIR=" + tmpdir().string());
-    std::vector<char*> envp;
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    const std::string log = log_path().string();
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (port_ == 0) {
-      std::ifstream in(dir_ / "port");
-      if (in >> port_ && port_ > 0) break;
-      port_ = 0;
-      if (!alive()) throw std::runtime_error("ukes-server exited at start: " + log_text());
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("ukes-server did not start: " + log_text());
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // A server that does not start (the tests of refused flags want that) throws from here, and
+    // no destructor runs: the process, if it still runs, and the directory go now.
+    try {
+      start(extra_args, data_dir);
+    } catch (...) {
+      stop();
+      remove_directory();
+      throw;
     }
   }
 
   ~ServerProcess() {
     stop();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    remove_directory();
   }
 
   ServerProcess(const ServerProcess&) = delete;
@@ -155,6 +125,53 @@ class ServerProcess {
   }
 
  private:
+  // Spawns the server and waits for the port it bound.
+  void start(const std::vector<std::string>& extra_args, DataDir data_dir) {
+    std::filesystem::create_directory(tmpdir());
+    std::vector<std::string> args = {std::string(UKES_BINARY_DIR) + "/ukes-server", "--port", "0",
+                                     "--port-file", (dir_ / "port").string()};
+    if (data_dir == DataDir::kGiven) {
+      args.push_back("--data-dir");
+      args.push_back(data_dir_path().string());
+    }
+    if (std::find(extra_args.begin(), extra_args.end(), "--device") == extra_args.end())
+      args.insert(args.end(), {"--device", "cpu"});
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e)
+      if (std::strncmp(*e, "TMPDIR=", 7) != 0) env_strings.emplace_back(*e);
+    env_strings.push_back("TMPDIR=" + tmpdir().string());
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    const std::string log = log_path().string();
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (port_ == 0) {
+      std::ifstream in(dir_ / "port");
+      if (in >> port_ && port_ > 0) break;
+      port_ = 0;
+      if (!alive()) throw std::runtime_error("ukes-server exited at start: " + log_text());
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("ukes-server did not start: " + log_text());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  void remove_directory() const {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
   std::filesystem::path data_dir_path() const { return dir_ / "data"; }
 
   std::filesystem::path dir_;

@@ -428,10 +428,18 @@ def rk4_step_operations(build):
     return ops
 
 
-def fp64_peak(threads):
-    """This CPU's FP64 peak in operations/s on `threads` cores, and how it was reckoned: two FMA
-    units of the widest vector (16 operations a cycle with AVX2 + FMA, 32 with AVX-512) at the
-    clock /proc/cpuinfo reports."""
+def fp64_peak(threads, build):
+    """This CPU's FP64 peak in operations/s on `threads` cores, and how it was found: measured by
+    benchmarks/perf_model/fp64_peak (multiply-add chains in the lanes' vectors, at the clock the
+    cores run under load), else reckoned as two FMA units of the widest vector (16 operations a
+    cycle with AVX2 + FMA, 32 with AVX-512) at the clock /proc/cpuinfo lists, which is lower."""
+    exe = Path(build) / "benchmarks" / "fp64_peak"
+    measured = sh([str(exe), "--threads", str(threads)]) if exe.exists() else ""
+    if measured:
+        m = json.loads(measured)
+        return m["fp64_peak_ops_per_s"], (
+            f"measured in this run: {threads} threads of {m['isa']} multiply-add chains, "
+            f"{m['ops_per_cycle_per_core']} operations a cycle at {m['effective_ghz']:.2f} GHz")
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -444,14 +452,15 @@ def fp64_peak(threads):
         return None, ""
     per_cycle = 32 if "avx512f" in flags else 16 if "fma" in flags else 4
     peak = threads * mhz * 1e6 * per_cycle
-    return peak, f"{threads} cores x {mhz / 1e3:.2f} GHz x {per_cycle} FP64 operations a cycle"
+    return peak, (f"reckoned: {threads} cores x {mhz / 1e3:.2f} GHz (listed) x {per_cycle} FP64 "
+                  "operations a cycle")
 
 
 def targets(records, threads, p, build):
     lines = []
     n = p["cpu_n"][-1]
     ops = rk4_step_operations(build)
-    peak, peak_how = fp64_peak(threads)
+    peak, peak_how = fp64_peak(threads, build)
     for model in MODELS:
         ours = find(records, role="ours", backend="cpu", model=model, method="rk4", n_systems=n,
                     threads=threads)  # fmt: skip

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
+#include "kernels/backend/cpu/simd/lane_functions.hpp"
 #include "kernels/backend/cpu/simd/simd_lanes.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/catalogue.hpp"

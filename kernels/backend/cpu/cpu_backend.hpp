@@ -40,13 +40,6 @@ template <class Model, CpuIsa kIsa>
 void run_batch_lanes(const BatchInputView& in, const RunSettings<double>& settings,
                      const BatchOutputView& out, int threads);
 
-// sin and cos of x[0 .. count) as the lanes of kIsa compute them (LaneMath,
-// kernels/backend/cpu/simd/simd_lanes.hpp), in whole vectors: count a multiple of the lane width.
-// For tests of their accuracy; defined in each lane library (kernels/backend/cpu/simd/
-// lane_functions.cpp).
-template <CpuIsa kIsa>
-void lane_sin_cos(const double* x, double* sin_x, double* cos_x, int count);
-
 int default_cpu_threads();
 
 }  // namespace ukes

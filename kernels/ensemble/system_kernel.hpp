@@ -124,19 +124,26 @@ class SystemKernel {
   template <bool kGeneral = true, bool kServoDerivatives = false>
   UKES_HD DynamicsEval<Model, T> evaluate(const RunSettings<T>& s, const Vec<T, kN>& q,
                                           const Vec<T, kN>& qd) const {
+    return evaluate_at<kGeneral, kServoDerivatives>(s, t_req_, q, qd);
+  }
+
+  // f at (t, q, qd).
+  template <bool kGeneral = true, bool kServoDerivatives = false>
+  UKES_HD DynamicsEval<Model, T> evaluate_at(const RunSettings<T>& s, T t, const Vec<T, kN>& q,
+                                             const Vec<T, kN>& qd) const {
     if constexpr (kGeneral) {
       if constexpr (kServoDerivatives) {
         if (s.control.active && s.control.higher_degree_rows != 0) {
-          return evaluate_servo_derivative_dynamics<Model, T>(model_, q, qd, t_req_, p_, p_hat_,
+          return evaluate_servo_derivative_dynamics<Model, T>(model_, q, qd, t, p_, p_hat_,
                                                               s.dynamics, s.control);
         }
       }
       if (s.control.active) {
-        return evaluate_controlled_dynamics<Model, T>(model_, q, qd, t_req_, p_, p_hat_, s.dynamics,
+        return evaluate_controlled_dynamics<Model, T>(model_, q, qd, t, p_, p_hat_, s.dynamics,
                                                       s.control);
       }
     }
-    return evaluate_dynamics<Model, T>(model_, q, qd, t_req_, p_, s.dynamics);
+    return evaluate_dynamics<Model, T>(model_, q, qd, t, p_, s.dynamics);
   }
 
   // Loads system i, assembles it when asked to; then wants f(t0, x0). `events`: the caller
@@ -212,6 +219,36 @@ class SystemKernel {
     take_with(kMethod, kMayProject, kEvents, s, out, dx, e);
   }
 
+  // An RK4 step whose stages the caller evaluates itself: the CPU's lanes take the steps of
+  // systems that agree on its time and size side by side, their stages in vectors
+  // (kernels/backend/cpu/simd/lane_batch_impl.hpp). At the start of an RK4 run's step
+  // (at_rk4_step_start()) the step goes from (step_time(), state()), with derivative() = f there,
+  // over step_size() to step_end_time(); take_rk4_step() then takes its new state y (Rk4Stages's,
+  // after the three stage evaluations), k_new = f(step_end_time(), y) and its observation, as
+  // take() would have after the stages. `stage_mass_failed`: some stage found M not positive
+  // definite at a finite state (take() notes it at each stage).
+  UKES_HD bool at_rk4_step_start() const { return phase_ == Phase::kStep && stage_ == 0; }
+  UKES_HD T step_time() const { return t_; }
+  UKES_HD T step_size() const { return h_try_; }
+  // Where the trial step ends: exactly on the sample time when landing.
+  UKES_HD T step_end_time() const { return landing_ ? t_target_ : t_ + h_try_; }
+  UKES_HD const State& state() const { return x_; }
+  UKES_HD const State& derivative() const { return k_; }
+  template <bool kMayProject = true, bool kEvents = false>
+  UKES_HD void take_rk4_step(const RunSettings<T>& s, const BatchOutputView& out, const State& y,
+                             const State& k_new, const Observation& e, bool stage_mass_failed) {
+    if (stage_mass_failed) mass_failed_ = true;
+    y_ = y;
+    stage_ = Rk4Stages<T, kD>::kStageEvaluations;
+    take_with(Method::kRk4, kMayProject, kEvents, s, out, k_new, e);
+  }
+
+  UKES_HD static bool all_finite(const State& x) {
+    for (int j = 0; j < kD; ++j)
+      if (!isfinite(x[j])) return false;
+    return true;
+  }
+
   UKES_HD static void split(const State& x, Vec<T, kN>& q, Vec<T, kN>& qd) {
     for (int j = 0; j < kN; ++j) {
       q[j] = x[j];
@@ -251,8 +288,6 @@ class SystemKernel {
   // Components of the first-order state that the model has (kD but for a bucket's padding):
   // the error norms average over these alone, as they would for a model of exactly this size.
   UKES_HD int state_size() const { return 2 * model_shape(model_).n; }
-  // Where the trial step ends: exactly on the sample time when landing.
-  UKES_HD T step_end_time() const { return landing_ ? t_target_ : t_ + h_try_; }
 
   // Below it the integration has broken down.
   UKES_HD static T h_min(const RunSettings<T>& s) {
@@ -512,12 +547,6 @@ class SystemKernel {
         out.event_qd[(r * n + j) * c + i_] = NAN;
       }
     }
-  }
-
-  UKES_HD static bool all_finite(const State& x) {
-    for (int j = 0; j < kD; ++j)
-      if (!isfinite(x[j])) return false;
-    return true;
   }
 
   // Why integration cannot go on. Rank loss first: when the constraint Jacobian is within

@@ -11,6 +11,15 @@
 // arithmetic is lane-wise, and a shortcut taken only when all lanes agree (skipping an update that
 // is zero) adds exact zeros in the others.
 //
+// RK4 systems begun together step together: same start, same step, same sample times. While
+// every lane is at the start of the same step, the group takes the whole step at once, its stages
+// in vectors (Rk4Stages on the lane type, the arithmetic each state machine would do, lane by
+// lane), and each state machine takes only the step's end (SystemKernel::take_rk4_step): one
+// hand-over between the vectors and the scalar state machines per step instead of four. A lane
+// that ends early (a failure, an event) takes the next system, and its group goes back to one
+// evaluation at a time until its systems start together again; either way a system's numbers are
+// the same, bit for bit (tests/lanes/lanes_test.cpp).
+//
 // A lane the vector solve cannot finish (a pseudoinverse QR cannot prove full rank, or a mass not
 // positive definite) is evaluated again alone on the scalar path, which decides it as it would
 // without lanes (the Jacobi SVD, the augmented mass).
@@ -53,6 +62,7 @@ class LaneGroup {
  public:
   static constexpr int kWidth = LaneCount<Lanes>::value;
   static constexpr int kN = Model::kN;
+  static constexpr int kD = 2 * kN;  // first-order state
   static constexpr int kM = kRows<Model>;
   static constexpr int kP = kParamCount<Model>;
   using Kernel = SystemKernel<Model, double>;
@@ -105,8 +115,16 @@ class LaneGroup {
     }
   }
 
+  // The next evaluation of every lane: a whole RK4 step where the lanes' steps agree, else the
+  // evaluation each system requests.
   template <Method kMethod>
   void step() {
+    if constexpr (kMethod == Method::kRk4) {
+      if (lanes_agree_on_rk4_step()) {
+        rk4_step_in_lanes();
+        return;
+      }
+    }
     const Kernel* source[kWidth];
     gather(source);
     Vec<Lanes, kN> q, qd;
@@ -123,32 +141,152 @@ class LaneGroup {
       Kernel& sys = sys_[k];
       State dx;
       if (e.mass_ok && !unsolved_[k]) {
-        typename Kernel::Observation ob;
-        for (int r = 0; r < kM; ++r) {
-          ob.value[r] = value_[r][k];
-          ob.rate[r] = rate_[r][k];
-        }
         const State& y = sys.request_state();
         for (int j = 0; j < kN; ++j) {
-          ob.Qc[j] = qc_[j][k];
           dx[j] = y[kN + j];
           dx[kN + j] = qdd_[j][k];
         }
-        ob.control = Vec<double, kN>::zero();
-        ob.inconsistency = inconsistency_[k];
-        ob.rhs_norm = rhs_norm_[k];
-        ob.conditioning = conditioning_[k];
-        ob.mass_ok = true;
-        sys.template take<kMethod, true, true>(s_, out_, dx, ob);
+        sys.template take<kMethod, true, true>(s_, out_, dx, observation(k));
       } else {
-        Vec<double, kN> qk, qdk;
-        Kernel::split(sys.request_state(), qk, qdk);
-        const DynamicsEval<Model, double> es = sys.template evaluate<true>(s_, qk, qdk);
-        Kernel::derivative_of(sys.request_state(), es, dx);
+        const DynamicsEval<Model, double> es =
+            evaluate_alone(sys, sys.request_time(), sys.request_state(), dx);
         sys.template take<kMethod, true, true>(s_, out_, dx, Kernel::observation_of(es));
       }
       if (!sys.active()) refill(k);
     }
+  }
+
+  // Whether every active lane is at the start of an RK4 step from the same time, of the same size
+  // and to the same end: systems begun together with the same settings, until one of them meets
+  // an event or fails.
+  bool lanes_agree_on_rk4_step() const {
+    const Kernel* lead = nullptr;
+    for (int k = 0; k < kWidth; ++k) {
+      if (system_[k] < 0) continue;
+      const Kernel& sys = sys_[k];
+      if (!sys.at_rk4_step_start()) return false;
+      if (lead == nullptr) {
+        lead = &sys;
+      } else if (sys.step_time() != lead->step_time() || sys.step_size() != lead->step_size() ||
+                 sys.step_end_time() != lead->step_end_time()) {
+        return false;
+      }
+    }
+    return lead != nullptr;
+  }
+
+  // The lanes' common RK4 step, its stages in vectors (Rk4Stages on the lane type: lane by lane
+  // the arithmetic take() does for one system), then each system takes its new state and f there.
+  void rk4_step_in_lanes() {
+    using Stages = Rk4Stages<Lanes, kD>;
+    const Kernel* source[kWidth];
+    gather(source);
+    const Kernel& lead = *source[0];
+    const Lanes t(lead.step_time()), h(lead.step_size());
+    Vec<Lanes, kD> x, k1, y, dx;
+    for (int j = 0; j < kD; ++j) {
+      x[j] = assemble([&](int k) { return source[k]->state()[j]; });
+      k1[j] = assemble([&](int k) { return source[k]->derivative()[j]; });
+    }
+    bool mass_failed[kWidth] = {};
+    Stages stages;
+    Lanes t_stage = Stages::begin(t, h, x, k1, y);
+    for (int e = 1; e <= Stages::kStageEvaluations; ++e) {
+      stage_derivative(t_stage, y, dx, mass_failed);
+      t_stage = stages.advance(e, t, h, x, k1, dx, y);
+    }
+    const double t_end = lead.step_end_time();
+    const DynamicsEval<Evaluated, Lanes> e = evaluate_lanes(Lanes(t_end), y);
+    scatter(e);
+    alignas(kAlign) double y_lanes[kD][kWidth];
+    for (int j = 0; j < kD; ++j) y[j].store_aligned(y_lanes[j]);
+    for (int k = 0; k < kWidth; ++k) {
+      if (system_[k] < 0) continue;
+      Kernel& sys = sys_[k];
+      State yk, dxk;
+      for (int j = 0; j < kD; ++j) yk[j] = y_lanes[j][k];
+      if (e.mass_ok && !unsolved_[k]) {
+        for (int j = 0; j < kN; ++j) {
+          dxk[j] = yk[kN + j];
+          dxk[kN + j] = qdd_[j][k];
+        }
+        sys.template take_rk4_step<true, true>(s_, out_, yk, dxk, observation(k), mass_failed[k]);
+      } else {
+        const DynamicsEval<Model, double> es = evaluate_alone(sys, t_end, yk, dxk);
+        sys.template take_rk4_step<true, true>(s_, out_, yk, dxk, Kernel::observation_of(es),
+                                               mass_failed[k]);
+      }
+      if (!sys.active()) refill(k);
+    }
+  }
+
+  // f(t, y) in every lane.
+  DynamicsEval<Evaluated, Lanes> evaluate_lanes(const Lanes& t, const Vec<Lanes, kD>& y) const {
+    Vec<Lanes, kN> q, qd;
+    for (int j = 0; j < kN; ++j) {
+      q[j] = y[j];
+      qd[j] = y[kN + j];
+    }
+    return evaluate_dynamics<Evaluated, Lanes>(evaluated_, q, qd, t, p_lanes_, dynamics_);
+  }
+
+  // f(t, y) of one system on the scalar path, which decides what the vector solve cannot; dx
+  // takes the derivative. Out of line: inlined at each of its three callers, the scalar solve left
+  // GCC's inlining budget for the unit (CMakeLists.txt) short of the vector solve's.
+  UKES_NOINLINE DynamicsEval<Model, double> evaluate_alone(const Kernel& sys, double t,
+                                                           const State& y, State& dx) const {
+    Vec<double, kN> q, qd;
+    Kernel::split(y, q, qd);
+    const DynamicsEval<Model, double> e = sys.template evaluate_at<true>(s_, t, q, qd);
+    Kernel::derivative_of(y, e, dx);
+    return e;
+  }
+
+  // dx = f(t, y) at a stage: in vectors, and on the scalar path for the lanes the vector solve
+  // cannot finish, as step() does. mass_failed notes the lanes whose M was not positive definite
+  // at a finite state.
+  void stage_derivative(const Lanes& t, const Vec<Lanes, kD>& y, Vec<Lanes, kD>& dx,
+                        bool (&mass_failed)[kWidth]) const {
+    const DynamicsEval<Evaluated, Lanes> e = evaluate_lanes(t, y);
+    for (int j = 0; j < kN; ++j) {
+      dx[j] = y[kN + j];
+      dx[kN + j] = e.qdd[j];
+    }
+    if (e.mass_ok && !xsimd::any(e.unsolved)) return;
+    alignas(kAlign) double t_lanes[kWidth], y_lanes[kD][kWidth], dx_lanes[kD][kWidth];
+    bool unsolved[kWidth];
+    t.store_aligned(t_lanes);
+    for (int j = 0; j < kD; ++j) {
+      y[j].store_aligned(y_lanes[j]);
+      dx[j].store_aligned(dx_lanes[j]);
+    }
+    e.unsolved.store_unaligned(unsolved);
+    for (int k = 0; k < kWidth; ++k) {
+      if (system_[k] < 0 || (e.mass_ok && !unsolved[k])) continue;
+      State yk, dxk;
+      for (int j = 0; j < kD; ++j) yk[j] = y_lanes[j][k];
+      if (!evaluate_alone(sys_[k], t_lanes[k], yk, dxk).mass_ok && Kernel::all_finite(yk)) {
+        mass_failed[k] = true;
+      }
+      for (int j = 0; j < kD; ++j) dx_lanes[j][k] = dxk[j];
+    }
+    for (int j = 0; j < kD; ++j) dx[j] = Lanes::load_aligned(dx_lanes[j]);
+  }
+
+  // Lane k's observation, from the arrays scatter() filled.
+  typename Kernel::Observation observation(int k) const {
+    typename Kernel::Observation ob;
+    for (int r = 0; r < kM; ++r) {
+      ob.value[r] = value_[r][k];
+      ob.rate[r] = rate_[r][k];
+    }
+    for (int j = 0; j < kN; ++j) ob.Qc[j] = qc_[j][k];
+    ob.control = Vec<double, kN>::zero();
+    ob.inconsistency = inconsistency_[k];
+    ob.rhs_norm = rhs_norm_[k];
+    ob.conditioning = conditioning_[k];
+    ob.mass_ok = true;
+    return ob;
   }
 
   // Whose state each lane evaluates: its own system's, or for an idle lane the first active

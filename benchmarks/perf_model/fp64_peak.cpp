@@ -31,16 +31,8 @@ volatile double g_result;  // the chains' values, so that they are computed
 // Operations done by one thread's `rounds` rounds of chains in `isa`'s lanes.
 double chains(CpuIsa isa, long rounds) {
   double result = 0, ops = 0;
-  switch (isa) {
-#define UKES_PEAK_CHAINS_CASE(Name, spelling, width)                \
-  case CpuIsa::k##Name:                                             \
-    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {             \
-      ops = ukes::lane_fma_chains<CpuIsa::k##Name>(rounds, result); \
-    }                                                               \
-    break;
-    UKES_CPU_ISAS(UKES_PEAK_CHAINS_CASE)
-#undef UKES_PEAK_CHAINS_CASE
-  }
+  ukes::with_lane_isa(isa,
+                      [&]<CpuIsa kIsa>() { ops = ukes::lane_fma_chains<kIsa>(rounds, result); });
   g_result = g_result + result;
   return ops;
 }

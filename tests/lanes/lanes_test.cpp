@@ -293,16 +293,8 @@ void lane_sin_cos_on(CpuIsa isa, std::vector<double> x, std::vector<double>& sin
   sin_x.assign(x.size(), 0.0);
   cos_x.assign(x.size(), 0.0);
   const int count = static_cast<int>(x.size());
-  switch (isa) {
-#define UKES_LANE_SIN_COS_CASE(Name, spelling, width)                             \
-  case CpuIsa::k##Name:                                                           \
-    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) {                           \
-      lane_sin_cos<CpuIsa::k##Name>(x.data(), sin_x.data(), cos_x.data(), count); \
-    }                                                                             \
-    break;
-    UKES_CPU_ISAS(UKES_LANE_SIN_COS_CASE)
-#undef UKES_LANE_SIN_COS_CASE
-  }
+  with_lane_isa(
+      isa, [&]<CpuIsa kIsa>() { lane_sin_cos<kIsa>(x.data(), sin_x.data(), cos_x.data(), count); });
 }
 
 // Our sin and cos (kernels/backend/cpu/simd/lane_sin_cos.hpp), on the instruction sets whose lanes

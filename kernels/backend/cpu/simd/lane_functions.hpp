@@ -20,4 +20,18 @@ void lane_sin_cos(const double* x, double* sin_x, double* cos_x, int count);
 template <CpuIsa kIsa>
 double lane_fma_chains(long rounds, double& result);
 
+// f.template operator()<kIsa>() for the lane instruction set `isa` known at run time: how a caller
+// picks one of the functions above (kScalar calls nothing).
+template <class F>
+void with_lane_isa(CpuIsa isa, F&& f) {
+  switch (isa) {
+#define UKES_LANE_ISA_CASE(Name, spelling, width)                                               \
+  case CpuIsa::k##Name:                                                                         \
+    if constexpr (CpuIsa::k##Name != CpuIsa::kScalar) f.template operator()<CpuIsa::k##Name>(); \
+    break;
+    UKES_CPU_ISAS(UKES_LANE_ISA_CASE)
+#undef UKES_LANE_ISA_CASE
+  }
+}
+
 }  // namespace ukes

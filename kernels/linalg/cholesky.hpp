@@ -6,9 +6,9 @@
 
 namespace ukes {
 
-// Returns false (and leaves L unspecified) when M is not numerically positive definite or holds a
-// non-finite entry (in any lane, kernels/core/lanes.hpp). Only the lower triangle of M is read; the
-// strict upper triangle of L is zeroed.
+// Returns false when M is not numerically positive definite or holds a non-finite entry (in any
+// lane, kernels/core/lanes.hpp), L then holding the pivot that stopped it (stopping_pivot_lanes).
+// Only the lower triangle of M is read; the strict upper triangle of L is zeroed.
 //
 // Right-looking: once column j is final it is subtracted from the columns right of it. Each entry
 // still receives its terms L(i, k) L(j, k) in ascending k, so the rounding is the left-looking
@@ -35,6 +35,18 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
     }
   }
   return true;
+}
+
+// Lanes: after cholesky() returned false, the lanes whose pivot stopped it. It stops at the first
+// pivot d = L(j, j) not positive and finite in some lane, and leaves d there, the pivots before it
+// replaced by their square roots, positive and finite in every lane.
+template <class T, int N>
+UKES_HD MaskOf<T> stopping_pivot_lanes(const Mat<T, N, N>& L) {
+  for (int j = 0; j < N; ++j) {
+    const MaskOf<T> stopped = !((L(j, j) > T(0)) && isfinite(L(j, j)));
+    if (any_lane(stopped)) return stopped;
+  }
+  return MaskOf<T>(false);
 }
 
 // 1 / diag(L). The substitutions below multiply by these: the divisions, independent of one

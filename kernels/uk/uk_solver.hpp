@@ -26,8 +26,9 @@ struct UkSolution {
   int rank = 0;            // numerical rank of A (at the pseudoinverse's tolerance)
   T conditioning = T(1);   // kept singular values of A L^-T: smallest / largest (1 without rows)
   bool mass_ok = false;    // false: M was not positive definite; nothing else is valid
-  // Lanes (kernels/core/lanes.hpp) whose pseudoinverse the lanes could not finish
-  // (PseudoInverse::unsolved): their caller solves them one by one. False for a plain scalar.
+  // Lanes (kernels/core/lanes.hpp) the vector solve could not finish, their pseudoinverse
+  // (PseudoInverse::unsolved) or their mass (factor_mass_in_lanes): their caller solves them one
+  // by one. False for a plain scalar.
   MaskOf<T> unsolved = MaskOf<T>(false);
 };
 
@@ -119,13 +120,51 @@ UKES_HD UKES_INLINE PseudoInverse<T, Source::rows, Source::cols, true> make_pinv
 // N eps max_j M(j, j). A positive semi-definite M (G G^T with G of low rank, say) often gets
 // through the factorization with pivots of rounding size, and then the solve divides by them.
 template <class T, int N>
-UKES_HD bool definite_at_working_precision(const Mat<T, N, N>& M, const Mat<T, N, N>& L) {
+UKES_HD MaskOf<T> definite_lanes(const Mat<T, N, N>& M, const Mat<T, N, N>& L) {
   T largest = T(0), smallest_pivot = L(0, 0) * L(0, 0);
   for (int j = 0; j < N; ++j) {
     largest = max_of(largest, M(j, j));
     smallest_pivot = min_of(smallest_pivot, L(j, j) * L(j, j));
   }
-  return all_lanes(smallest_pivot > T(N) * Epsilon<T>::value * largest);
+  return smallest_pivot > T(N) * Epsilon<T>::value * largest;
+}
+template <class T, int N>
+UKES_HD bool definite_at_working_precision(const Mat<T, N, N>& M, const Mat<T, N, N>& L) {
+  return all_lanes(definite_lanes(M, L));
+}
+
+// Lanes: the factor of the mass in every lane where it is definite at working precision, and the
+// identity's in the others, which the mask returned holds. Each pass gives the identity to the
+// lanes that failed the last one (a pivot, or the test above) and factors again: at most one pass
+// a lane more. The lanes' arithmetic is lane by lane, so a lane's factor is the one cholesky()
+// gives it whatever its lane-mates; the caller solves the lanes flagged one by one on the scalar
+// path, which may augment their mass (factor_mass_or_augmented). Out of line: only a mass failing
+// in some lane takes it.
+template <class T, int N>
+UKES_NOINLINE MaskOf<T> factor_mass_where_definite(const Mat<T, N, N>& mass,
+                                                   CholeskyFactor<T, N>& F) {
+  MaskOf<T> indefinite = MaskOf<T>(false);
+  Mat<T, N, N> trial = mass;
+  for (int pass = 0; pass <= LaneCount<T>::value; ++pass) {
+    if (cholesky(trial, F)) {
+      const MaskOf<T> failed = !definite_lanes(trial, F.L);
+      if (!any_lane(failed)) return indefinite;
+      indefinite = indefinite || failed;
+    } else {
+      indefinite = indefinite || stopping_pivot_lanes(F.L);
+    }
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j) trial(i, j) = pick(indefinite, T(i == j ? 1 : 0), mass(i, j));
+  }
+  // Only were cholesky() to stop otherwise than stopping_pivot_lanes reads: all to the scalar path.
+  const bool factored = cholesky(Mat<T, N, N>::identity(), F);
+  (void)factored;
+  return MaskOf<T>(true);
+}
+template <class T, int N>
+UKES_INLINE MaskOf<T> factor_mass_in_lanes(const Mat<T, N, N>& mass, CholeskyFactor<T, N>& F) {
+  if (cholesky(mass, F) && definite_at_working_precision(mass, F.L)) return MaskOf<T>(false);
+  return factor_mass_where_definite(mass, F);
 }
 
 // Hands the prescribed force the ideal constraint force of the original mass when the solve runs
@@ -155,9 +194,7 @@ UKES_HD bool factor_mass_or_augmented(const Mat<T, N, N>& mass, const Mat<T, M, 
                                       CholeskyFactor<T, N>& L, T& shift) {
   shift = T(0);
   if (cholesky(mass, L) && definite_at_working_precision(mass, L.L)) return true;
-  if constexpr (M == 0 || kLanes<T>) {
-    // Lanes: an augmented mass in one lane would change the others' rounding, so a mass not
-    // definite in some lane fails them all, and their caller solves them one by one.
+  if constexpr (M == 0) {
     (void)A;
     return false;
   } else {
@@ -186,7 +223,15 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
                                   T rank_rtol = default_rank_rtol<T>(M, N), Block block = {}) {
   CholeskyFactor<T, N> L;
   T shift;
-  if (!factor_mass_or_augmented(mass, A, L, shift)) return uk_mass_failure<T, N>();
+  // Lanes: an augmented mass in one lane would change the others' rounding, so the lanes take no
+  // augmented mass and leave a mass not definite to the scalar path, lane by lane.
+  [[maybe_unused]] MaskOf<T> indefinite = MaskOf<T>(false);
+  if constexpr (kLanes<T>) {
+    shift = T(0);
+    indefinite = factor_mass_in_lanes(mass, L);
+  } else if (!factor_mass_or_augmented(mass, A, L, shift)) {
+    return uk_mass_failure<T, N>();
+  }
   UkSolution<T, N> s;
   s.a = cholesky_solve(L, Q);  // with the augmented mass, its a: M^-1 Q does not exist
   if constexpr (M > 0) {
@@ -208,6 +253,7 @@ UKES_HD UkSolution<T, N> uk_solve(const Mat<T, N, N>& mass, const Vec<T, N>& Q,
     (void)rank_rtol, (void)block;
     uk_finish(L, A, b, NoPseudoInverse{}, nonideal, s);
   }
+  if constexpr (kLanes<T>) s.unsolved = s.unsolved || indefinite;
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend/cpu/cpu_backend.hpp"
@@ -18,6 +19,7 @@
 #include "kernels/backend/cpu/simd/simd_lanes.hpp"
 #include "kernels/ensemble/ensemble.hpp"
 #include "kernels/models/catalogue.hpp"
+#include "kernels/uk/uk_solver.hpp"
 #include "lanes/agreement.hpp"
 #include "service/runspec/run_spec.hpp"
 #include "support/identical_results.hpp"
@@ -33,10 +35,9 @@ std::vector<CpuIsa> lane_isas_here() {
   return isas;
 }
 
+// The tests' runs: 0.2 s in steps of 1e-3 (DOPRI5 to 1e-9), 5 samples, the model's own gains.
 template <class Model>
-BatchResults run_on(CpuIsa isa, Method method, int first, int count, int threads) {
-  const ModelInfo* model = find_model(Model::kName);
-  const Batch batch = perturbed_batch(*model, first, count);
+RunSettings<double> settings_for(Method method) {
   RunSettings<double> s;
   s.method = method;
   s.t_end = 0.2;
@@ -45,6 +46,14 @@ BatchResults run_on(CpuIsa isa, Method method, int first, int count, int threads
   s.samples = 5;
   s.dynamics.alpha = Model::kGains.alpha;
   s.dynamics.beta = Model::kGains.beta;
+  return s;
+}
+
+template <class Model>
+BatchResults run_on(CpuIsa isa, Method method, int first, int count, int threads) {
+  const ModelInfo* model = find_model(Model::kName);
+  const Batch batch = perturbed_batch(*model, first, count);
+  const RunSettings<double> s = settings_for<Model>(method);
   BatchResults results;
   results.allocate(batch, s.samples, {0, 1, count - 1});
   run_batch_cpu<Model, double>(batch.view(), s, results.view(), threads, isa);
@@ -130,6 +139,45 @@ void expect_same_system(const BatchResults& a, int i, const BatchResults& b, int
 #undef UKES_SAME_RESULT
 }
 
+// Runs `mixed` (2 threads) and its systems `healthy` as a batch of their own (1 thread) on each
+// lane instruction set: every healthy system's results must be the same in both, bit for bit,
+// whatever its lane-mates were. Returns the results of `mixed` on each set.
+template <class Model>
+std::vector<BatchResults> expect_lane_mates_do_not_show(const Batch& mixed,
+                                                        const std::vector<int>& healthy,
+                                                        const RunSettings<double>& s) {
+  const Batch alone = systems_of(mixed, healthy);
+  std::vector<BatchResults> mixed_results;
+  for (const CpuIsa isa : lane_isas_here()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    BatchResults with_others, by_themselves;
+    with_others.allocate(mixed, s.samples, {});
+    by_themselves.allocate(alone, s.samples, {});
+    run_batch_cpu<Model, double>(mixed.view(), s, with_others.view(), 2, isa);
+    run_batch_cpu<Model, double>(alone.view(), s, by_themselves.view(), 1, isa);
+    for (std::size_t k = 0; k < healthy.size(); ++k) {
+      EXPECT_EQ(by_themselves.status[k], static_cast<std::int32_t>(Status::kOk));
+      expect_same_system(with_others, healthy[k], by_themselves, static_cast<int>(k));
+    }
+    mixed_results.push_back(std::move(with_others));
+  }
+  return mixed_results;
+}
+
+// Batch `batch` with parameter `param` set to `value` in systems `picked`; the others' indices.
+std::vector<int> set_param_in(Batch& batch, int param, double value,
+                              const std::vector<int>& picked) {
+  std::vector<int> others;
+  for (int i = 0; i < batch.count; ++i) {
+    if (std::find(picked.begin(), picked.end(), i) == picked.end()) {
+      others.push_back(i);
+    } else {
+      batch.param(param, i) = value;
+    }
+  }
+  return others;
+}
+
 // RK4 systems begun together take their steps together, the stages of all lanes in vectors
 // (rk4_step_in_lanes, kernels/backend/cpu/simd/lane_batch_impl.hpp); a lane whose system ends
 // early takes the chunk's next system, and its group evaluates one stage at a time for each system
@@ -139,39 +187,80 @@ void expect_same_system(const BatchResults& a, int i, const BatchResults& b, int
 // other systems alone, in step throughout.
 TEST(CpuLanes, Rk4ResultsAreTheSameInStepWithTheOtherLanesOrNot) {
   using Model = models::FourBar;
-  constexpr int kCount = 40, kGroundLink = 3;  // the parameter d
+  constexpr int kGroundLink = 3;  // the parameter d
   const std::vector<int> failing = {2, 9, 21, 22};
-  Batch mixed = perturbed_batch(*find_model(Model::kName), 0, kCount);
-  std::vector<int> healthy;
-  for (int i = 0; i < kCount; ++i) {
-    if (std::find(failing.begin(), failing.end(), i) == failing.end()) {
-      healthy.push_back(i);
-    } else {
-      mixed.param(kGroundLink, i) = 100.0;
-    }
-  }
-  const Batch alone = systems_of(mixed, healthy);
-  RunSettings<double> s;
-  s.method = Method::kRk4;
-  s.t_end = 0.2;
-  s.dt = 1e-3;
-  s.samples = 5;
+  Batch mixed = perturbed_batch(*find_model(Model::kName), 0, 40);
+  const std::vector<int> healthy = set_param_in(mixed, kGroundLink, 100.0, failing);
+  RunSettings<double> s = settings_for<Model>(Method::kRk4);
   s.assemble = true;
-  s.dynamics.alpha = Model::kGains.alpha;
-  s.dynamics.beta = Model::kGains.beta;
-  for (const CpuIsa isa : lane_isas_here()) {
-    SCOPED_TRACE(cpu_isa_name(isa));
-    BatchResults out_of_step, in_step;
-    out_of_step.allocate(mixed, s.samples, {});
-    in_step.allocate(alone, s.samples, {});
-    run_batch_cpu<Model, double>(mixed.view(), s, out_of_step.view(), 2, isa);
-    run_batch_cpu<Model, double>(alone.view(), s, in_step.view(), 1, isa);
+  for (const BatchResults& out : expect_lane_mates_do_not_show<Model>(mixed, healthy, s))
     for (const int i : failing)
-      EXPECT_EQ(out_of_step.status[i], static_cast<std::int32_t>(Status::kInconsistent)) << i;
-    for (std::size_t k = 0; k < healthy.size(); ++k) {
-      ASSERT_EQ(in_step.status[k], static_cast<std::int32_t>(Status::kOk));
-      expect_same_system(out_of_step, healthy[k], in_step, static_cast<int>(k));
+      EXPECT_EQ(out.status[i], static_cast<std::int32_t>(Status::kInconsistent)) << i;
+}
+
+// A lane whose mass is not positive definite is solved alone on the scalar path, and its
+// lane-mates keep the vector solve's numbers: their bits must not depend on which systems share
+// their lanes. Here a massless slider (SCARA's m4 = 0, so M(4, 4) = 0): the scalar path solves it
+// on the augmented mass M + s A^T A, definite because the constraints fix the slider's height
+// (Udwadia & Phohomsiri, Proc. R. Soc. A 462, 2006), and those systems run to the end as well.
+TEST(CpuLanes, AMassNotDefiniteInOneLaneLeavesItsLaneMatesAsTheyAre) {
+  using Model = models::Scara;
+  constexpr int kSliderMass = 3;  // m4
+  const std::vector<int> massless = {1, 6, 13, 30};
+  Batch mixed = perturbed_batch(*find_model(Model::kName), 0, 40);
+  const std::vector<int> massive = set_param_in(mixed, kSliderMass, 0.0, massless);
+  for (const Method method : {Method::kRk4, Method::kDopri5}) {
+    SCOPED_TRACE(method == Method::kRk4 ? "rk4" : "dopri5");
+    const RunSettings<double> s = settings_for<Model>(method);
+    for (const BatchResults& out : expect_lane_mates_do_not_show<Model>(mixed, massive, s))
+      for (const int i : massless)
+        EXPECT_EQ(out.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+  }
+}
+
+// The vector solve itself (uk_solve on two SSE2 lanes, compiled here without FMA, so that a lane's
+// arithmetic is the scalar solve's): a mass not definite in lane 1 (a massless coordinate, one of
+// rounding size, which the factorization takes but the working-precision test does not, a negative
+// mass, a NaN) flags lane 1 alone, and lane 0's solution is the scalar solve's, bit for
+// bit. M is not diagonal, so the dense triangular solves run.
+TEST(CpuLanes, AMassNotDefiniteIsFlaggedInItsLaneAlone) {
+  using Lanes = xsimd::batch<double, xsimd::sse2>;
+  const auto with_third_mass = []<class T>(T m3, Mat<T, 3, 3>& M, Vec<T, 3>& Q, Mat<T, 1, 3>& A,
+                                           Vec<T, 1>& b) {
+    M = Mat<T, 3, 3>::zero();
+    M(0, 0) = T(2.0), M(1, 1) = T(1.0), M(2, 2) = m3;
+    M(0, 1) = M(1, 0) = T(0.3);
+    Q[0] = T(-1.0), Q[1] = T(0.25), Q[2] = T(-9.81);
+    A(0, 0) = T(1.0), A(0, 1) = T(-0.5), A(0, 2) = T(1.0);
+    b[0] = T(0.75);
+  };
+  for (const double bad : {0.0, 1e-300, -1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    SCOPED_TRACE(bad);
+    Mat<Lanes, 3, 3> M;
+    Vec<Lanes, 3> Q;
+    Mat<Lanes, 1, 3> A;
+    Vec<Lanes, 1> b;
+    with_third_mass(Lanes{0.5, bad}, M, Q, A, b);
+    const UkSolution<Lanes, 3> lanes = uk_solve(M, Q, A, b, NoNonIdealForce{});
+    bool unsolved[2];
+    lanes.unsolved.store_unaligned(unsolved);
+    EXPECT_FALSE(unsolved[0]);
+    EXPECT_TRUE(unsolved[1]);
+    EXPECT_TRUE(lanes.mass_ok);
+
+    Mat<double, 3, 3> M0;
+    Vec<double, 3> Q0;
+    Mat<double, 1, 3> A0;
+    Vec<double, 1> b0;
+    with_third_mass(0.5, M0, Q0, A0, b0);
+    const UkSolution<double, 3> alone = uk_solve(M0, Q0, A0, b0, NoNonIdealForce{});
+    ASSERT_TRUE(alone.mass_ok);
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_EQ(lane(lanes.qdd[j], 0), alone.qdd[j]) << j;
+      EXPECT_EQ(lane(lanes.Qc_ideal[j], 0), alone.Qc_ideal[j]) << j;
     }
+    EXPECT_EQ(lane(lanes.inconsistency, 0), alone.inconsistency);
+    EXPECT_EQ(lane(lanes.conditioning, 0), alone.conditioning);
   }
 }
 

@@ -243,6 +243,65 @@ class SystemKernel {
     take_with(Method::kRk4, kMayProject, kEvents, s, out, k_new, e);
   }
 
+  // Runs of plain RK4 steps (the CPU's lanes, kernels/backend/cpu/simd/lane_batch_impl.hpp).
+  // Between samples most steps change nothing but the state, its derivative, the statistics'
+  // maxima and the conditioning: no sample lands, no projection or event, no failure, nothing for
+  // propose() to check but the time. The caller takes such steps on its own from a step's start,
+  // each ending at t + step_size() while !lands(t, step_size(), next_sample_time()), at most
+  // steps_before_check() of them, reduces their observations (merge_statistics) and hands the run
+  // over at once (take_plain_rk4_steps).
+  UKES_HD bool landing() const { return landing_; }
+  UKES_HD T next_sample_time() const { return t_target_; }
+  UKES_HD static bool lands(T t, T h, T t_target) { return t + T(1.0001) * h >= t_target; }
+  // Accepted steps from here to the first whose propose() checks the step budget or polls for
+  // cancellation.
+  UKES_HD std::int64_t steps_before_check(const RunSettings<T>& s) const {
+    const std::int64_t taken = steps_ + rejected_;
+    const std::int64_t to_poll = kStopPollInterval - taken % kStopPollInterval;
+    return to_poll < s.max_steps - taken ? to_poll : s.max_steps - taken;
+  }
+  // Whether observe() finds an observation inconsistent: for one system, or lane by lane.
+  template <class V>
+  UKES_HD static auto inconsistent(const RunSettings<T>& s, const V& inconsistency,
+                                   const V& rhs_norm) {
+    const T tol = s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
+    return inconsistency > V(tol) * (V(1) + rhs_norm);
+  }
+  // |Qc|, the force statistic, for observe() and for runs alike. On the host one compiled copy:
+  // inlined where each caller is compiled, GCC contracted and vectorized the sum differently in
+  // observe() and in the lanes' runs (four_bar's nine terms rounded apart in the last bit), and a
+  // system's force maximum depended on where its runs ended, hence on its lane-mates. The device
+  // inlines it, as it did observe()'s norm (benchmarks/kernel_resources.tsv).
+#ifdef __CUDA_ARCH__
+  UKES_HD static T force_norm(const Vec<T, kN>& Qc) { return norm2(Qc); }
+#else
+  UKES_HD UKES_NOINLINE static T force_norm(const Vec<T, kN>& Qc) { return norm2(Qc); }
+#endif
+  // Maxima over a run's observations, per residual slot (observe()'s layout) and of the force and
+  // inconsistency norms, merged into `out`. max_of keeps the later of equals, so merging a run's
+  // maximum gives the bits observe() gives one observation at a time, provided no value is NaN.
+  UKES_HD void merge_statistics(const BatchOutputView& out, const double* residual_max,
+                                double force_max, double inconsistency_max) const {
+    const int c = out.count, slots = model_shape(model_).residual_slots();
+    for (int r = 0; r < slots; ++r) {
+      out.residual_max[r * c + i_] = max_of(out.residual_max[r * c + i_], residual_max[r]);
+    }
+    out.force_max[i_] = max_of(out.force_max[i_], force_max);
+    out.control_effort_max[i_] = max_of(out.control_effort_max[i_], 0.0);  // never controlled
+    out.inconsistency_max[i_] = max_of(out.inconsistency_max[i_], inconsistency_max);
+  }
+  // The run's `steps` plain steps taken, the last ending at (t, x) with k = f(t, x) and that
+  // evaluation's conditioning, its statistics merged: then the next step proposed, as after any.
+  UKES_HD void take_plain_rk4_steps(const RunSettings<T>& s, const BatchOutputView& out, int steps,
+                                    T t, const State& x, const State& k, T conditioning) {
+    t_ = t;
+    x_ = x;
+    k_ = k;
+    steps_ += steps;
+    conditioning_ = conditioning;
+    propose(Method::kRk4, s, out);
+  }
+
   UKES_HD static bool all_finite(const State& x) {
     for (int j = 0; j < kD; ++j)
       if (!isfinite(x[j])) return false;
@@ -351,7 +410,7 @@ class SystemKernel {
     }
     t_target_ = sample_time(s, next_sample_);
     // Land exactly on the next sample time when within a hair of it (avoids sliver steps).
-    landing_ = t_ + T(1.0001) * h_ >= t_target_;
+    landing_ = lands(t_, h_, t_target_);
     h_try_ = landing_ ? t_target_ - t_ : h_;
     stage_ = 0;
     if (method == Method::kRk4) {
@@ -650,12 +709,10 @@ class SystemKernel {
     for (int r = mp; r < shape.rows(); ++r) {
       rmax[(mp + r) * c] = max_of(rmax[(mp + r) * c], double(abs(e.value[r])));
     }
-    out.force_max[i_] = max_of(out.force_max[i_], double(norm2(e.Qc)));
+    out.force_max[i_] = max_of(out.force_max[i_], double(force_norm(e.Qc)));
     out.control_effort_max[i_] = max_of(out.control_effort_max[i_], double(norm2(e.control)));
     out.inconsistency_max[i_] = max_of(out.inconsistency_max[i_], double(e.inconsistency));
-    const T inconsistency_tol =
-        s.inconsistency_tol > T(0) ? s.inconsistency_tol : default_inconsistency_tol<T>();
-    if (e.inconsistency > inconsistency_tol * (T(1) + e.rhs_norm)) status_ = Status::kInconsistent;
+    if (inconsistent(s, e.inconsistency, e.rhs_norm)) status_ = Status::kInconsistent;
     if (sample >= 0 && slot_ >= 0) record(s, out, sample, e);
   }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,11 +142,13 @@ void expect_same_system(const BatchResults& a, int i, const BatchResults& b, int
 
 // Runs `mixed` (2 threads) and its systems `healthy` as a batch of their own (1 thread) on each
 // lane instruction set: every healthy system's results must be the same in both, bit for bit,
-// whatever its lane-mates were. Returns the results of `mixed` on each set.
+// whatever its lane-mates were, and end `healthy_status`. Returns the results of `mixed` on each
+// set.
 template <class Model>
 std::vector<BatchResults> expect_lane_mates_do_not_show(const Batch& mixed,
                                                         const std::vector<int>& healthy,
-                                                        const RunSettings<double>& s) {
+                                                        const RunSettings<double>& s,
+                                                        Status healthy_status = Status::kOk) {
   const Batch alone = systems_of(mixed, healthy);
   std::vector<BatchResults> mixed_results;
   for (const CpuIsa isa : lane_isas_here()) {
@@ -156,7 +159,7 @@ std::vector<BatchResults> expect_lane_mates_do_not_show(const Batch& mixed,
     run_batch_cpu<Model, double>(mixed.view(), s, with_others.view(), 2, isa);
     run_batch_cpu<Model, double>(alone.view(), s, by_themselves.view(), 1, isa);
     for (std::size_t k = 0; k < healthy.size(); ++k) {
-      EXPECT_EQ(by_themselves.status[k], static_cast<std::int32_t>(Status::kOk));
+      EXPECT_EQ(by_themselves.status[k], static_cast<std::int32_t>(healthy_status));
       expect_same_system(with_others, healthy[k], by_themselves, static_cast<int>(k));
     }
     mixed_results.push_back(std::move(with_others));
@@ -179,7 +182,7 @@ std::vector<int> set_param_in(Batch& batch, int param, double value,
 }
 
 // RK4 systems begun together take their steps together, the stages of all lanes in vectors
-// (rk4_step_in_lanes, kernels/backend/cpu/simd/lane_batch_impl.hpp); a lane whose system ends
+// (rk4_steps_in_lanes, kernels/backend/cpu/simd/lane_batch_impl.hpp); a lane whose system ends
 // early takes the chunk's next system, and its group evaluates one stage at a time for each system
 // again until they begin together once more. Which way a system went must not show in its numbers.
 // Here systems of the first batch fail at their start (a four-bar whose ground link is too long
@@ -196,6 +199,53 @@ TEST(CpuLanes, Rk4ResultsAreTheSameInStepWithTheOtherLanesOrNot) {
   for (const BatchResults& out : expect_lane_mates_do_not_show<Model>(mixed, healthy, s))
     for (const int i : failing)
       EXPECT_EQ(out.status[i], static_cast<std::int32_t>(Status::kInconsistent)) << i;
+}
+
+// Between samples the lanes take runs of plain RK4 steps without handing each step to the state
+// machines (SystemKernel, "runs of plain RK4 steps"). A run must end where a state machine does
+// more than step: before a sample lands, at a poll for cancellation (every 32 steps), at the step
+// budget (here 137 steps, neither), and at the step where a lane-mate fails. Here Duffing
+// oscillators whose cubic spring softens (k2nl = -500, so x2'' grows like x2^3) blow up within a
+// run, and their rows can no longer be met to working precision. The healthy systems' bits must
+// not depend on where their runs ended, and agree with the per-system path; the failing ones must
+// fail as there, at the same step (their last numbers are rounding noise on values near 1e10,
+// which no two formulations share).
+TEST(CpuLanes, RunsOfPlainStepsEndWhereAStateMachineDoesMoreThanStep) {
+  using Model = models::Duffing;
+  constexpr int kCubicSpring = 5;  // the parameter k2nl
+  const std::vector<int> failing = {3, 17, 30};
+  Batch mixed = perturbed_batch(*find_model(Model::kName), 0, 40);
+  const std::vector<int> healthy = set_param_in(mixed, kCubicSpring, -500.0, failing);
+  RunSettings<double> s = settings_for<Model>(Method::kRk4);
+  s.max_steps = 137;
+  s.dynamics.beta = 1e4;  // the rows' violation oscillates: maxima fall inside runs
+  const auto run_scalar = [&](const Batch& batch) {
+    BatchResults out;
+    out.allocate(batch, s.samples, {0, 1});
+    run_batch_cpu<Model, double>(batch.view(), s, out.view(), 1, CpuIsa::kScalar);
+    return out;
+  };
+  const BatchResults scalar = run_scalar(mixed);
+  for (const int i : failing) {
+    EXPECT_EQ(scalar.status[i], static_cast<std::int32_t>(Status::kInconsistent)) << i;
+    EXPECT_GT(scalar.steps[i], 32) << i;
+    EXPECT_LT(scalar.steps[i], s.max_steps) << i;
+  }
+  const std::vector<BatchResults> lanes =
+      expect_lane_mates_do_not_show<Model>(mixed, healthy, s, Status::kMaxSteps);
+  for (const BatchResults& out : lanes) {
+    EXPECT_EQ(out.status, scalar.status);
+    EXPECT_EQ(out.steps, scalar.steps);
+    EXPECT_EQ(out.t, scalar.t);
+  }
+  const Batch alone = systems_of(mixed, healthy);
+  const BatchResults scalar_alone = run_scalar(alone);
+  for (const CpuIsa isa : lane_isas_here()) {
+    BatchResults out;
+    out.allocate(alone, s.samples, {0, 1});
+    run_batch_cpu<Model, double>(alone.view(), s, out.view(), 1, isa);
+    expect_agreement(out, scalar_alone, 1e-12, std::string("duffing ") + cpu_isa_name(isa));
+  }
 }
 
 // A lane whose mass is not positive definite is solved alone on the scalar path, and its
@@ -308,6 +358,56 @@ TEST(CpuLanes, LanesTheVectorSolveCannotFinishAreSolvedOneByOne) {
   // The systems with equal rows met both (they are one), those without met both too.
   for (int i = 0; i < scalar.results.count; ++i)
     EXPECT_EQ(scalar.results.status[i], static_cast<std::int32_t>(Status::kOk)) << i;
+}
+
+// With an event the state machines look for crossings after every step, so the lanes take no
+// runs of plain steps; an event that never fires leaves the integration untouched
+// (EventRun.RecordsLeaveTheIntegrationUntouched). The same batch with and without one compares
+// runs of plain steps with steps taken one at a time: every per-system result, bit for bit. The
+// batch starts off its rows (its first coordinate moved by 2e-3 to 1e-2); runs end at 7 samples
+// (83.3 steps apart: the steps that land are shortened), at polls every 32 steps and at the step
+// budget (450 steps). `beta`: Baumgarte gains (0, beta) in place of the model's.
+void expect_runs_change_no_bit(const char* name, std::optional<double> beta) {
+  SCOPED_TRACE(name);
+  const ModelInfo& model = *find_model(name);
+  Batch batch = perturbed_batch(model, 0, 45);
+  nlohmann::json systems = nlohmann::json::array();
+  for (int i = 0; i < batch.count; ++i) {
+    nlohmann::json q0 = nlohmann::json::array(), qd0 = nlohmann::json::array();
+    for (int j = 0; j < model.n; ++j) {
+      q0.push_back(batch.q(j, i) + (j == 0 ? 2e-3 * (1 + i % 5) : 0.0));
+      qd0.push_back(batch.qd(j, i));
+    }
+    systems.push_back({{"q0", q0}, {"qd0", qd0}});
+  }
+  nlohmann::json spec = {
+      {"model", name},
+      {"device", "cpu"},
+      {"systems", systems},
+      {"integrator", {{"method", "rk4"}, {"dt", 1e-3}, {"t_end", 0.5}, {"max_steps", 450}}},
+      {"output", {{"samples", 7}, {"trajectories", "all"}}}};
+  if (beta) spec["stabilization"] = {{"alpha", 0.0}, {"beta", *beta}};
+  nlohmann::json with_event = spec;
+  with_event["events"] = {{{"name", "never"}, {"condition", "t + 1"}}};
+  for (const CpuIsa isa : lane_isas_here()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    const RunOutcome runs = run_spec_on(spec, isa);
+    const RunOutcome one_at_a_time = run_spec_on(with_event, isa);
+    for (int i = 0; i < batch.count; ++i) {
+      if (beta) {
+        EXPECT_EQ(runs.results.status[i], static_cast<std::int32_t>(Status::kMaxSteps));
+      }
+      expect_same_system(runs.results, i, one_at_a_time.results, i);
+    }
+  }
+}
+
+// Every catalogue model at its own gains; then three whose rows' violation oscillates every 63
+// steps (beta = 1e4), so that the statistics' maxima fall inside runs (SCARA, 0.1 rad off its rows
+// at its defaults, fails with such gains).
+TEST(CpuLanes, RunsOfPlainStepsGiveTheBitsOfStepsTakenOneAtATime) {
+  for_each_model([]<class Model>() { expect_runs_change_no_bit(Model::kName, std::nullopt); });
+  for (const char* name : {"duffing", "four_bar", "swarm"}) expect_runs_change_no_bit(name, 1e4);
 }
 
 // The vector functions the lanes call in place of the C library's (xsimd's, on the SSE2 batch: the

@@ -15,10 +15,14 @@
 // every lane is at the start of the same step, the group takes the whole step at once, its stages
 // in vectors (Rk4Stages on the lane type, the arithmetic each state machine would do, lane by
 // lane), and each state machine takes only the step's end (SystemKernel::take_rk4_step): one
-// hand-over between the vectors and the scalar state machines per step instead of four. A lane
-// that ends early (a failure, an event) takes the next system, and its group goes back to one
-// evaluation at a time until its systems start together again; either way a system's numbers are
-// the same, bit for bit (tests/lanes/lanes_test.cpp).
+// hand-over between the vectors and the scalar state machines per step instead of four. Between
+// samples most steps are plain (SystemKernel, "runs of plain RK4 steps"): the group takes them one
+// after another in its vectors, reduces their statistics there, and hands the whole run over at
+// once, at the first step that is not plain for some lane, before a step that lands on a sample,
+// or where a state machine would check its step budget or poll for cancellation. A lane that ends
+// early (a failure, an event) takes the next system, and its group goes back to one evaluation at
+// a time until its systems start together again; either way a system's numbers are the same, bit
+// for bit (tests/lanes/lanes_test.cpp).
 //
 // A lane the vector solve cannot finish (a pseudoinverse QR cannot prove full rank, or a mass not
 // positive definite) is flagged in the solution's `unsolved` mask, the others' numbers untouched,
@@ -122,7 +126,7 @@ class LaneGroup {
   void step() {
     if constexpr (kMethod == Method::kRk4) {
       if (lanes_agree_on_rk4_step()) {
-        rk4_step_in_lanes();
+        rk4_steps_in_lanes();
         return;
       }
     }
@@ -134,8 +138,7 @@ class LaneGroup {
       qd[j] = assemble([&](int k) { return source[k]->request_state()[kN + j]; });
     }
     const Lanes t = assemble([&](int k) { return source[k]->request_time(); });
-    const DynamicsEval<Evaluated, Lanes> e =
-        evaluate_dynamics<Evaluated, Lanes>(evaluated_, q, qd, t, p_lanes_, dynamics_);
+    const DynamicsEval<Evaluated, Lanes> e = evaluate_lanes(t, q, qd);
     scatter(e);
     for (int k = 0; k < kWidth; ++k) {
       if (system_[k] < 0) continue;
@@ -176,28 +179,157 @@ class LaneGroup {
     return lead != nullptr;
   }
 
-  // The lanes' common RK4 step, its stages in vectors (Rk4Stages on the lane type: lane by lane
-  // the arithmetic take() does for one system), then each system takes its new state and f there.
-  void rk4_step_in_lanes() {
-    using Stages = Rk4Stages<Lanes, kD>;
+  // The lanes' common RK4 steps, their stages in vectors (Rk4Stages on the lane type: lane by lane
+  // the arithmetic take() does for one system). Steps plain for every lane (SystemKernel, "runs of
+  // plain RK4 steps") follow one another in the vectors, their observations reduced to maxima; the
+  // run is handed over at the first step that is not plain, where each system then takes that
+  // step's end as take() would, or at the step budget's end or before a step that lands on a
+  // sample. The tests read every lane: an idle one repeats an active lane's inputs, so at worst it
+  // ends a run early.
+  void rk4_steps_in_lanes() {
     const Kernel* source[kWidth];
     gather(source);
     const Kernel& lead = *source[0];
-    const Lanes t(lead.step_time()), h(lead.step_size());
-    Vec<Lanes, kD> x, k1, y, dx;
+    Vec<Lanes, kD> x, k1, y;
     for (int j = 0; j < kD; ++j) {
       x[j] = assemble([&](int k) { return source[k]->state()[j]; });
       k1[j] = assemble([&](int k) { return source[k]->derivative()[j]; });
     }
-    bool mass_failed[kWidth] = {};
+    double t = lead.step_time();
+    const double h = lead.step_size(), t_sample = lead.next_sample_time();
+    const std::int64_t budget = plain_step_budget(lead);
+    RunMaxima run;
+    for (int taken = 0;; ++taken) {
+      const double t_end = taken == 0 ? lead.step_end_time() : t + h;
+      bool mass_failed[kWidth] = {};
+      const DynamicsEval<Evaluated, Lanes> e = rk4_step(t, h, t_end, x, k1, y, mass_failed);
+      if (taken == budget || !plain(e, y, mass_failed)) {
+        if (taken > 0) hand_over(run, taken, t, x, k1);
+        take_step_ends(t_end, y, e, mass_failed);
+        return;
+      }
+      run.observe(e, model_shape(model_));
+      t = t_end;
+      x = y;
+      for (int j = 0; j < kN; ++j) k1[kN + j] = e.qdd[j];
+      for (int j = 0; j < kN; ++j) k1[j] = y[kN + j];
+      if (taken + 1 == budget || Kernel::lands(t, h, t_sample)) {
+        hand_over(run, taken + 1, t, x, k1);
+        return;
+      }
+    }
+  }
+
+  // How many plain steps the lanes may take as a run from the start of their common step: none
+  // where a step may project or meet an event, or one lane's step lands on a sample or its next
+  // sample differs from the lead's; else the fewest before a state machine checks more than time.
+  std::int64_t plain_step_budget(const Kernel& lead) const {
+    if (s_.projection || s_.events.count > 0) return 0;
+    std::int64_t budget = lead.steps_before_check(s_);
+    for (int k = 0; k < kWidth; ++k) {
+      if (system_[k] < 0) continue;
+      const Kernel& sys = sys_[k];
+      if (sys.landing() || sys.next_sample_time() != lead.next_sample_time()) return 0;
+      budget = std::min(budget, sys.steps_before_check(s_));
+    }
+    return budget;
+  }
+
+  // Whether a step that ended at y with f there e is plain in every lane: every stage solved, the
+  // state finite, the observation consistent and free of NaN (SystemKernel::merge_statistics).
+  bool plain(const DynamicsEval<Evaluated, Lanes>& e, const Vec<Lanes, kD>& y,
+             const bool (&mass_failed)[kWidth]) const {
+    for (int k = 0; k < kWidth; ++k)
+      if (mass_failed[k]) return false;
+    auto bad = e.unsolved || Kernel::inconsistent(s_, e.inconsistency, e.rhs_norm);
+    for (int j = 0; j < kD; ++j) bad = bad || !xsimd::isfinite(y[j]);
+    for (int r = 0; r < kM; ++r) bad = bad || xsimd::isnan(e.form.value[r] + e.form.rate[r]);
+    for (int j = 0; j < kN; ++j) bad = bad || xsimd::isnan(e.Qc[j]);
+    return !xsimd::any(bad || xsimd::isnan(e.inconsistency));
+  }
+
+  // Maxima over a run's observations, lane by lane, in SystemKernel::observe()'s slots. Every
+  // value observed is +0 or more, so starting from +0 gives the maxima's bits. The force's norm
+  // is each lane's own, by observe()'s function (SystemKernel::force_norm).
+  struct RunMaxima {
+    static constexpr int kSlotCapacity = kM > 0 ? 2 * kM : 1;
+    Lanes residual[kSlotCapacity] = {};
+    Lanes inconsistency = Lanes(0.0);
+    Lanes conditioning = Lanes(0.0);  // the last observation's
+    double force[kWidth] = {};
+
+    void observe(const DynamicsEval<Evaluated, Lanes>& e, const ModelShape& shape) {
+      const int mp = shape.position_rows;
+      for (int r = 0; r < mp; ++r) {
+        residual[r] = max_of(residual[r], xsimd::abs(e.form.value[r]));
+        residual[mp + r] = max_of(residual[mp + r], xsimd::abs(e.form.rate[r]));
+      }
+      for (int r = mp; r < shape.rows(); ++r) {
+        residual[mp + r] = max_of(residual[mp + r], xsimd::abs(e.form.value[r]));
+      }
+      alignas(kAlign) double qc[kN][kWidth];
+      for (int j = 0; j < kN; ++j) e.Qc[j].store_aligned(qc[j]);
+      for (int k = 0; k < kWidth; ++k) {
+        Vec<double, kN> qc_k;
+        for (int j = 0; j < kN; ++j) qc_k[j] = qc[j][k];
+        force[k] = max_of(force[k], Kernel::force_norm(qc_k));
+      }
+      inconsistency = max_of(inconsistency, e.inconsistency);
+      conditioning = e.conditioning;
+    }
+  };
+
+  // Each system takes the run of `steps` plain steps that ended at (t, x), dx = f(t, x).
+  void hand_over(const RunMaxima& run, int steps, double t, const Vec<Lanes, kD>& x,
+                 const Vec<Lanes, kD>& dx) {
+    const int slots = model_shape(model_).residual_slots();
+    alignas(kAlign) double residual[RunMaxima::kSlotCapacity][kWidth];
+    alignas(kAlign) double inconsistency[kWidth], conditioning[kWidth];
+    alignas(kAlign) double x_lanes[kD][kWidth], k_lanes[kD][kWidth];
+    for (int r = 0; r < slots; ++r) run.residual[r].store_aligned(residual[r]);
+    run.inconsistency.store_aligned(inconsistency);
+    run.conditioning.store_aligned(conditioning);
+    for (int j = 0; j < kD; ++j) {
+      x[j].store_aligned(x_lanes[j]);
+      dx[j].store_aligned(k_lanes[j]);
+    }
+    for (int k = 0; k < kWidth; ++k) {
+      if (system_[k] < 0) continue;
+      Kernel& sys = sys_[k];
+      double residual_k[RunMaxima::kSlotCapacity];
+      for (int r = 0; r < slots; ++r) residual_k[r] = residual[r][k];
+      sys.merge_statistics(out_, residual_k, run.force[k], inconsistency[k]);
+      State xk, kk;
+      for (int j = 0; j < kD; ++j) {
+        xk[j] = x_lanes[j][k];
+        kk[j] = k_lanes[j][k];
+      }
+      sys.take_plain_rk4_steps(s_, out_, steps, t, xk, kk, conditioning[k]);
+      if (!sys.active()) refill(k);
+    }
+  }
+
+  // One RK4 step in every lane from (t, x), k1 = f(t, x), of size h, to t_end: the new state y and
+  // f there. mass_failed: as stage_derivative().
+  DynamicsEval<Evaluated, Lanes> rk4_step(double t, double h, double t_end, const Vec<Lanes, kD>& x,
+                                          const Vec<Lanes, kD>& k1, Vec<Lanes, kD>& y,
+                                          bool (&mass_failed)[kWidth]) const {
+    using Stages = Rk4Stages<Lanes, kD>;
+    const Lanes t_lanes(t), h_lanes(h);
+    Vec<Lanes, kD> dx;
     Stages stages;
-    Lanes t_stage = Stages::begin(t, h, x, k1, y);
+    Lanes t_stage = Stages::begin(t_lanes, h_lanes, x, k1, y);
     for (int e = 1; e <= Stages::kStageEvaluations; ++e) {
       stage_derivative(t_stage, y, dx, mass_failed);
-      t_stage = stages.advance(e, t, h, x, k1, dx, y);
+      t_stage = stages.advance(e, t_lanes, h_lanes, x, k1, dx, y);
     }
-    const double t_end = lead.step_end_time();
-    const DynamicsEval<Evaluated, Lanes> e = evaluate_lanes(Lanes(t_end), y);
+    return evaluate_lanes(Lanes(t_end), y);
+  }
+
+  // Each system takes the end of its step: its new state y and f there, e (or the scalar path's
+  // for a lane the vector solve cannot finish).
+  void take_step_ends(double t_end, const Vec<Lanes, kD>& y,
+                      const DynamicsEval<Evaluated, Lanes>& e, const bool (&mass_failed)[kWidth]) {
     scatter(e);
     alignas(kAlign) double y_lanes[kD][kWidth];
     for (int j = 0; j < kD; ++j) y[j].store_aligned(y_lanes[j]);
@@ -228,6 +360,16 @@ class LaneGroup {
       q[j] = y[j];
       qd[j] = y[kN + j];
     }
+    return evaluate_lanes(t, q, qd);
+  }
+
+  // f(t, q, qd) in every lane: the unit's one copy of the lane-wide evaluation, out of line.
+  // Inlined at each caller, every copy would be compiled on its own, and GCC may contract each
+  // copy's multiply-adds differently (as it did the force's norm, SystemKernel::force_norm): a
+  // system's numbers would then depend on which path, hence which lane-mates, took its step.
+  UKES_NOINLINE DynamicsEval<Evaluated, Lanes> evaluate_lanes(const Lanes& t,
+                                                              const Vec<Lanes, kN>& q,
+                                                              const Vec<Lanes, kN>& qd) const {
     return evaluate_dynamics<Evaluated, Lanes>(evaluated_, q, qd, t, p_lanes_, dynamics_);
   }
 

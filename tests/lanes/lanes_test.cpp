@@ -410,6 +410,47 @@ TEST(CpuLanes, RunsOfPlainStepsGiveTheBitsOfStepsTakenOneAtATime) {
   for (const char* name : {"duffing", "four_bar", "swarm"}) expect_runs_change_no_bit(name, 1e4);
 }
 
+// Every step of a run is checked, its first too: a run begins after a sample, at a poll for
+// cancellation (every 32 steps) or after a lane-mate's failure, and a system that blows up on that
+// step must fail there as it does taking its steps one at a time. Duffing oscillators whose cubic
+// springs soften more and more along the batch (k2nl from -100 to -20000, geometrically) fail
+// after every step count from 30 to 70, beside lane-mates that fail a step or two apart. (Against
+// the per-system path the step of a failure may differ by one: the lanes' fused multiply-adds
+// round the blow-up's last steps differently, and the rows' inconsistency crosses its tolerance
+// a step earlier or later.)
+TEST(CpuLanes, AFailureOnAnyStepOfARunEndsItThere) {
+  constexpr int kSweep = 400;
+  const ModelInfo& model = *find_model("duffing");
+  Batch batch = perturbed_batch(model, 0, kSweep);
+  nlohmann::json systems = nlohmann::json::array();
+  for (int i = 0; i < kSweep; ++i) {
+    const double k2nl = -100.0 * std::pow(200.0, static_cast<double>(i) / (kSweep - 1));
+    systems.push_back({{"q0", {batch.q(0, i), batch.q(1, i)}},
+                       {"qd0", {batch.qd(0, i), batch.qd(1, i)}},
+                       {"params", {{"k2nl", k2nl}}}});
+  }
+  const nlohmann::json spec = {{"model", "duffing"},
+                               {"device", "cpu"},
+                               {"systems", systems},
+                               {"integrator", {{"method", "rk4"}, {"dt", 1e-3}, {"t_end", 0.2}}},
+                               {"output", {{"samples", 5}}}};
+  nlohmann::json with_event = spec;
+  with_event["events"] = {{{"name", "never"}, {"condition", "t + 1"}}};
+  for (const CpuIsa isa : lane_isas_here()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    const RunOutcome runs = run_spec_on(spec, isa);
+    const RunOutcome one_at_a_time = run_spec_on(with_event, isa);
+    std::vector<bool> fails_after(201, false);  // the run's 200 steps
+    for (int i = 0; i < kSweep; ++i) {
+      expect_same_system(runs.results, i, one_at_a_time.results, i);
+      if (one_at_a_time.results.status[i] != static_cast<std::int32_t>(Status::kOk))
+        fails_after[static_cast<std::size_t>(one_at_a_time.results.steps[i])] = true;
+    }
+    for (std::size_t steps = 30; steps <= 70; ++steps)
+      EXPECT_TRUE(fails_after[steps]) << "no system fails after " << steps << " steps";
+  }
+}
+
 // The vector functions the lanes call in place of the C library's (xsimd's, on the SSE2 batch: the
 // wider variants run the same algorithms, but for sin and cos where the multiply-add is fused,
 // tested below), in units in the last place of the C library's result.

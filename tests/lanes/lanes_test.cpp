@@ -362,8 +362,18 @@ TEST(CpuLanes, LanesTheVectorSolveCannotFinishAreSolvedOneByOne) {
 
 // With an event the state machines look for crossings after every step, so the lanes take no
 // runs of plain steps; an event that never fires leaves the integration untouched
-// (EventRun.RecordsLeaveTheIntegrationUntouched). The same batch with and without one compares
-// runs of plain steps with steps taken one at a time: every per-system result, bit for bit. The
+// (EventRun.RecordsLeaveTheIntegrationUntouched). `spec` on `isa` as it is, and again with such an
+// event: runs of plain steps, and steps taken one at a time.
+struct RunsAndSteps {
+  RunOutcome runs, one_at_a_time;
+};
+RunsAndSteps run_with_and_without_runs(const nlohmann::json& spec, CpuIsa isa) {
+  nlohmann::json with_event = spec;
+  with_event["events"] = {{{"name", "never"}, {"condition", "t + 1"}}};
+  return {run_spec_on(spec, isa), run_spec_on(with_event, isa)};
+}
+
+// The same batch with and without runs of plain steps: every per-system result, bit for bit. The
 // batch starts off its rows (its first coordinate moved by 2e-3 to 1e-2); runs end at 7 samples
 // (83.3 steps apart: the steps that land are shortened), at polls every 32 steps and at the step
 // budget (450 steps). `beta`: Baumgarte gains (0, beta) in place of the model's.
@@ -387,12 +397,9 @@ void expect_runs_change_no_bit(const char* name, std::optional<double> beta) {
       {"integrator", {{"method", "rk4"}, {"dt", 1e-3}, {"t_end", 0.5}, {"max_steps", 450}}},
       {"output", {{"samples", 7}, {"trajectories", "all"}}}};
   if (beta) spec["stabilization"] = {{"alpha", 0.0}, {"beta", *beta}};
-  nlohmann::json with_event = spec;
-  with_event["events"] = {{{"name", "never"}, {"condition", "t + 1"}}};
   for (const CpuIsa isa : lane_isas_here()) {
     SCOPED_TRACE(cpu_isa_name(isa));
-    const RunOutcome runs = run_spec_on(spec, isa);
-    const RunOutcome one_at_a_time = run_spec_on(with_event, isa);
+    const auto [runs, one_at_a_time] = run_with_and_without_runs(spec, isa);
     for (int i = 0; i < batch.count; ++i) {
       if (beta) {
         EXPECT_EQ(runs.results.status[i], static_cast<std::int32_t>(Status::kMaxSteps));
@@ -434,12 +441,9 @@ TEST(CpuLanes, AFailureOnAnyStepOfARunEndsItThere) {
                                {"systems", systems},
                                {"integrator", {{"method", "rk4"}, {"dt", 1e-3}, {"t_end", 0.2}}},
                                {"output", {{"samples", 5}}}};
-  nlohmann::json with_event = spec;
-  with_event["events"] = {{{"name", "never"}, {"condition", "t + 1"}}};
   for (const CpuIsa isa : lane_isas_here()) {
     SCOPED_TRACE(cpu_isa_name(isa));
-    const RunOutcome runs = run_spec_on(spec, isa);
-    const RunOutcome one_at_a_time = run_spec_on(with_event, isa);
+    const auto [runs, one_at_a_time] = run_with_and_without_runs(spec, isa);
     std::vector<bool> fails_after(201, false);  // the run's 200 steps
     for (int i = 0; i < kSweep; ++i) {
       expect_same_system(runs.results, i, one_at_a_time.results, i);

@@ -2,8 +2,12 @@
 #include "kernels/ensemble/statistics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <thread>
+#include <vector>
 
 #include "kernels/ensemble/percentile.hpp"
 
@@ -33,7 +37,23 @@ Summary summarize(std::vector<double> values) {
   return s;
 }
 
-EnsembleStatistics ensemble_statistics(const BatchResults& r) {
+namespace {
+
+// Calls summarize_column(k) for k in [0, columns) on up to `threads` threads.
+template <class F>
+void for_each_column(int columns, int threads, const F& summarize_column) {
+  std::atomic<int> next{0};
+  const auto work = [&] {
+    for (int k = next++; k < columns; k = next++) summarize_column(k);
+  };
+  std::vector<std::jthread> helpers;
+  for (int t = 1; t < std::min(threads, columns); ++t) helpers.emplace_back(work);
+  work();
+}
+
+}  // namespace
+
+EnsembleStatistics ensemble_statistics(const BatchResults& r, int threads) {
   EnsembleStatistics e;
   e.count = r.count;
   std::vector<int> ok_ids;
@@ -46,22 +66,36 @@ EnsembleStatistics ensemble_statistics(const BatchResults& r) {
   e.ok = static_cast<std::int64_t>(ok_ids.size());
   e.failed = e.count - e.ok;
 
-  std::vector<double> column(ok_ids.size());
-  auto summarize_ok = [&](auto&& value_of) {
-    for (std::size_t k = 0; k < ok_ids.size(); ++k) column[k] = value_of(ok_ids[k]);
-    return summarize(column);
+  // Every summary's destination and the value of system i in its column, in the order above.
+  struct Column {
+    Summary* summary;
+    std::function<double(int)> value_of;
   };
+  std::vector<Column> columns;
+  e.q.resize(static_cast<std::size_t>(r.n));
+  e.qd.resize(static_cast<std::size_t>(r.n));
+  e.residual.resize(static_cast<std::size_t>(std::max(0, r.residual_slots)));
   for (int j = 0; j < r.n; ++j) {
-    e.q.push_back(summarize_ok([&](int i) { return r.q_at(j, i); }));
-    e.qd.push_back(summarize_ok([&](int i) { return r.qd_at(j, i); }));
+    columns.push_back({&e.q[static_cast<std::size_t>(j)], [&r, j](int i) { return r.q_at(j, i); }});
+    columns.push_back(
+        {&e.qd[static_cast<std::size_t>(j)], [&r, j](int i) { return r.qd_at(j, i); }});
   }
   for (int slot = 0; slot < r.residual_slots; ++slot)
-    e.residual.push_back(summarize_ok([&](int i) { return r.residual_at(slot, i); }));
-#define UKES_SUMMARIZE_SCALAR(name, encoding) \
-  e.name = summarize_ok(                      \
-      [&](int i) { return static_cast<double>(r.name[static_cast<std::size_t>(i)]); });
+    columns.push_back({&e.residual[static_cast<std::size_t>(slot)],
+                       [&r, slot](int i) { return r.residual_at(slot, i); }});
+#define UKES_SUMMARIZE_SCALAR(name, encoding)                                           \
+  columns.push_back({&e.name, [&r](int i) {                                             \
+                       return static_cast<double>(r.name[static_cast<std::size_t>(i)]); \
+                     }});
   UKES_SUMMARIZED_SCALARS(UKES_SUMMARIZE_SCALAR)
 #undef UKES_SUMMARIZE_SCALAR
+
+  for_each_column(static_cast<int>(columns.size()), threads, [&](int k) {
+    const Column& c = columns[static_cast<std::size_t>(k)];
+    std::vector<double> column(ok_ids.size());
+    for (std::size_t m = 0; m < ok_ids.size(); ++m) column[m] = c.value_of(ok_ids[m]);
+    *c.summary = summarize(std::move(column));
+  });
   return e;
 }
 

@@ -192,21 +192,27 @@ class SliceDevices {
   std::vector<int> gpus_;  // the GPUs still in use; empty: the CPU
 };
 
-// What happens to an integrated slice, on the run's worker thread: its results (and recorded
-// trajectories) are copied into the run's, its steps counted, and on_slice called.
+// What happens to an integrated slice: its results (and recorded trajectories) are copied into
+// the run's and its steps counted, then on_slice is called. On the run's worker thread, but for
+// the last round's copies (see execute).
 struct SliceFinisher {
   const ExecuteOptions& options;
   RunOutcome& out;
   Clock::time_point start;
-  std::int64_t steps = 0;  // of the slices finished so far
+  std::int64_t steps = 0;  // of the slices copied so far
 
-  void operator()(IntegratedSlice& s) {
+  // Returns the steps of the slices copied so far, s included.
+  std::int64_t copy(IntegratedSlice& s) {
     copy_results(out.results.view(), s.first, s.results.view(), 0, s.results.count,
                  s.results.shape());
     if (options.keep_trajectories) copy_trajectories(s.results, s.first, out.results);
     for (auto slice_steps : s.results.steps) steps += slice_steps;
+    return steps;
+  }
+  void hand_on(IntegratedSlice& s, std::int64_t steps_done) const {
     if (options.on_slice)
-      options.on_slice(SliceDone{s.first, s.batch, s.results, s.end, steps, seconds_since(start)});
+      options.on_slice(
+          SliceDone{s.first, s.batch, s.results, s.end, steps_done, seconds_since(start)});
   }
 };
 
@@ -318,12 +324,22 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       }
       for (auto& slice : round) {
         out.backend = slice->results.backend;
-        worker.enqueue([&finish, slice] { finish(*slice); });
+        if (next.empty()) {
+          // The last round: copied here (the worker is idle), so that the statistics can be
+          // computed while the worker hands it on (a server encodes, stores and streams it).
+          const std::int64_t steps = finish.copy(*slice);
+          worker.enqueue([&finish, slice, steps] { finish.hand_on(*slice, steps); });
+        } else {
+          worker.enqueue([&finish, slice] { finish.hand_on(*slice, finish.copy(*slice)); });
+        }
       }
       size = sizer.next(size, round_s, sizer.smallest(devices.device(), settings.threads));
       first = end;
       round = std::move(next);
     }
+    out.elapsed_s = seconds_since(start);
+    if (out.end == RunEnd::kCompleted)
+      out.statistics = ensemble_statistics(out.results, settings.threads);
     worker.synchronize();
   }
   out.steps = finish.steps;
@@ -332,9 +348,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
   if (out.threads > 0) out.cpu_lanes = cpu_lanes_description(settings);
   if (out.backend.empty()) out.backend = device_name(devices.device());
   out.results.backend = out.backend;
-  out.elapsed_s = seconds_since(start);
   out.results.elapsed_s = out.elapsed_s;
-  if (out.end == RunEnd::kCompleted) out.statistics = ensemble_statistics(out.results);
   out.total_s = seconds_since(start);
   return out;
 }

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/backend/cpu/cpu_backend.hpp"
+
 namespace ukes {
 
 namespace {
@@ -151,7 +153,8 @@ MergedRun merge_shards(const std::vector<ShardResult>& shards) {
   RunOutcome& out = merged.outcome;
   out.systems_done = batch.count;
   merge_run_facts(shards, out);
-  out.statistics = ensemble_statistics(results);  // the single run's function, in system order
+  // The single run's function, in system order, on this machine's threads.
+  out.statistics = ensemble_statistics(results, default_cpu_threads());
   return merged;
 }
 

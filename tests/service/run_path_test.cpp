@@ -2,7 +2,7 @@
 // that cover the batch in order, each handed over as it finishes, results equal to the backend's
 // run of the whole batch at once (trajectories included), slices within their memory bound, and
 // stops that keep what finished, slices that follow given ends (a durable job run again), and
-// slices finished off the integrating thread.
+// slices finished off the integrating thread, the last one while the statistics are computed.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -160,6 +160,38 @@ TEST(RunPath, SlicesAreFinishedOffTheIntegratingThreadInOrder) {
     if (slice.systems_done < 64) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     throw std::runtime_error("disk on fire");
+  };
+  EXPECT_THROW(execute(spec, options), std::runtime_error);
+}
+
+// The last round is copied on the integrating thread and handed on by the worker while the
+// statistics are computed: it still comes last, with every step counted, and a failure in handing
+// it on still ends the run.
+TEST(RunPath, TheLastSliceIsHandedOnAfterTheOthersWhateverTheStatistics) {
+  const RunSpec spec = scara_sweep(2000);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e-9;
+  std::int64_t last_steps = 0;
+  int last_end = 0;
+  options.on_slice = [&](const SliceDone& slice) {
+    EXPECT_EQ(slice.first, last_end);
+    EXPECT_GT(slice.steps_done, last_steps);
+    last_end = slice.systems_done;
+    last_steps = slice.steps_done;
+  };
+  const RunOutcome out = execute(spec, options);
+  EXPECT_EQ(last_end, 2000);
+  EXPECT_EQ(last_steps, out.steps);
+  const BatchResults whole = whole_batch(spec);
+  std::int64_t steps = 0;
+  for (auto s : whole.steps) steps += s;
+  EXPECT_EQ(out.steps, steps);
+  EXPECT_EQ(out.statistics.steps.mean, ensemble_statistics(whole).steps.mean);
+  EXPECT_EQ(out.statistics.q[1].p95, ensemble_statistics(whole).q[1].p95);
+
+  options.on_slice = [](const SliceDone& slice) {
+    if (slice.systems_done == 2000) throw std::runtime_error("disk full at the end");
   };
   EXPECT_THROW(execute(spec, options), std::runtime_error);
 }

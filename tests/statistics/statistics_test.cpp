@@ -1,11 +1,14 @@
 // summarize() against hand-worked order statistics and moments (numpy's default "linear"
 // percentile: virtual index h = (n - 1) p between the sorted values), and ensemble_statistics()
-// on a hand-built BatchResults.
+// on a hand-built BatchResults, on one thread and on several.
 #include "kernels/ensemble/statistics.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace ukes {
@@ -105,8 +108,17 @@ BatchResults hand_built() {
   return r;
 }
 
+void expect_hand_built_statistics(const EnsembleStatistics& e);
+
+// On any number of threads: every column's summary in its own place, as on one.
 TEST(EnsembleStatistics, CountsStatusesAndSummarizesOnlyOkSystems) {
-  const EnsembleStatistics e = ensemble_statistics(hand_built());
+  for (const int threads : {1, 2, 3, 7, 64}) {
+    SCOPED_TRACE(threads);
+    expect_hand_built_statistics(ensemble_statistics(hand_built(), threads));
+  }
+}
+
+void expect_hand_built_statistics(const EnsembleStatistics& e) {
   EXPECT_EQ(e.count, 5);
   EXPECT_EQ(e.ok, 3);
   EXPECT_EQ(e.failed, 2);
@@ -167,11 +179,52 @@ TEST(EnsembleStatistics, NoOkSystemGivesNaNSummaries) {
   expect_all_nan(e.control_effort_max);
   expect_all_nan(e.steps);
 
-  const EnsembleStatistics empty = ensemble_statistics(BatchResults{});
+  const EnsembleStatistics empty = ensemble_statistics(BatchResults{}, 4);
   EXPECT_EQ(empty.count, 0);
   EXPECT_EQ(empty.ok, 0);
   EXPECT_TRUE(empty.q.empty());
   expect_all_nan(empty.force_max);
+}
+
+// The summaries of many systems are the same bits on one thread and on several.
+TEST(EnsembleStatistics, ThreadsChangeNoBit) {
+  BatchResults r;
+  r.count = 20000;
+  r.n = 3;
+  r.residual_slots = 4;
+  const auto count = static_cast<std::size_t>(r.count);
+  std::uint64_t state = 12345;
+  const auto next = [&state] {  // a 64-bit LCG: values with every mantissa bit in use
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) * 0x1.0p-53 - 0.25;
+  };
+  for (auto* field : {&r.q, &r.qd}) field->resize(count * 3);
+  r.residual_max.resize(count * 4);
+  for (auto* field : {&r.force_max, &r.control_effort_max}) field->resize(count);
+  for (auto* field : {&r.q, &r.qd, &r.residual_max, &r.force_max, &r.control_effort_max})
+    for (double& v : *field) v = next();
+  r.steps.resize(count);
+  r.status.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    r.steps[i] = static_cast<std::decay_t<decltype(r.steps[i])>>(i % 977);
+    r.status[i] = static_cast<int>(i % 11 == 0 ? Status::kNonfinite : Status::kOk);
+  }
+  const EnsembleStatistics one = ensemble_statistics(r, 1);
+  const EnsembleStatistics four = ensemble_statistics(r, 4);
+  const auto same = [](const Summary& a, const Summary& b) {
+    return std::memcmp(&a, &b, sizeof(Summary)) == 0;
+  };
+  EXPECT_EQ(one.ok, four.ok);
+  for (std::size_t j = 0; j < 3; ++j) {
+    EXPECT_TRUE(same(one.q[j], four.q[j])) << j;
+    EXPECT_TRUE(same(one.qd[j], four.qd[j])) << j;
+  }
+  for (std::size_t slot = 0; slot < 4; ++slot)
+    EXPECT_TRUE(same(one.residual[slot], four.residual[slot])) << slot;
+#define UKES_EXPECT_SAME_SCALAR(name, encoding) EXPECT_TRUE(same(one.name, four.name)) << #name;
+  UKES_SUMMARIZED_SCALARS(UKES_EXPECT_SAME_SCALAR)
+#undef UKES_EXPECT_SAME_SCALAR
+  EXPECT_EQ(one.q[1].count, r.count - (r.count + 10) / 11);
 }
 
 }  // namespace

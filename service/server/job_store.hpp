@@ -27,6 +27,8 @@ struct sqlite3_stmt;
 
 namespace ukes::server {
 
+class WalCheckpointer;
+
 // Now as the store records times: wall-clock Unix seconds (steady-clock times do not outlive the
 // process).
 inline double unix_now() {
@@ -139,6 +141,8 @@ class JobStore {
   sqlite3* db_ = nullptr;
   mutable std::mutex mu_;  // one connection, used by one thread at a time
   std::int64_t removed_orphan_chunks_ = 0;
+  // Checkpoints the WAL off the committing threads (closed before db_).
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace ukes::server

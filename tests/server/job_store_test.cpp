@@ -1,7 +1,8 @@
 // The job store (service/server/job_store.hpp): an SQLite file in WAL mode that gives back what
 // was stored, in order, after it is closed and reopened; stores a slice's chunks all or none;
 // removes chunks no job owns when it opens; forgets a removed job entirely; never hands out a
-// record whose bytes changed on disk; and refuses, with one line naming the file and the way out,
+// record whose bytes changed on disk; checkpoints its WAL while open (on a thread of its own);
+// and refuses, with one line naming the file and the way out,
 // a file that is empty, truncated, no database, or of another layout.
 #include "service/server/job_store.hpp"
 
@@ -9,10 +10,13 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace ukes::server {
 namespace {
@@ -222,6 +226,32 @@ TEST_F(JobStoreTest, SetAsideMovesTheFileAwayForAnEmptyStore) {
   JobStore fresh(path());
   EXPECT_TRUE(fresh.jobs().empty());
   EXPECT_EQ(JobStore::set_aside((dir_ / "none.sqlite").string()), "");
+}
+
+// Commits leave checkpoints to the store's own thread (wal_checkpointer.hpp): the chunks still
+// reach the database file while the store is open, and the WAL is truncated to its limit once a
+// checkpoint has caught up.
+TEST_F(JobStoreTest, CommittedChunksReachTheDatabaseFileWhileTheStoreIsOpen) {
+  JobStore store(path());
+  store.add_job(job("j-1", "alice"));
+  EXPECT_EQ(query("PRAGMA page_size"), "65536");
+  const std::string mib(std::size_t{1} << 20, 'r');
+  constexpr int kChunks = 96;  // past the WAL's limit of 64 MiB
+  for (int k = 1; k <= kChunks; k += 8) {
+    std::vector<StoredChunk> slice;
+    for (int c = k; c < k + 8; ++c) slice.push_back({c, 2, mib + std::to_string(c), c});
+    store.put_chunks("j-1", slice);
+  }
+  const fs::path wal = path() + "-wal";
+  // Within a minute, though the machine may be busy: the checkpoint runs on its own.
+  const auto patience = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (fs::file_size(path()) < std::uintmax_t{kChunks} << 20 &&
+         std::chrono::steady_clock::now() < patience)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GE(fs::file_size(path()), std::uintmax_t{kChunks} << 20);
+  store.set_fetched_at("j-1", 1.7e9);  // the next write resets the caught-up WAL
+  EXPECT_LE(fs::file_size(wal), std::uintmax_t{64} << 20);
+  EXPECT_EQ(store.chunk("j-1", kChunks), mib + std::to_string(kChunks));
 }
 
 // Flips one byte of `needle`'s first occurrence in the file, as a failing disk would: SQLite

@@ -16,7 +16,10 @@
 #               interpreted: the cache's start-up against no compile at all
 #   throughput  ensemble_driver on the built-ins and on interpreted definitions (G steps/s)
 #   tests       test_gpu in 16 shards at once (the GPU tests run instead of skipping)
-#   bench_cpu   bench_service on the CPU (the server within 1.05x), on that machine's cores
+#   bench_cpu   bench_service on the CPU (the server within 1.05x), on that machine's cores, at its
+#               default 10^5 duffing systems and at 10^6
+#   lanes       that machine's FP64 peak, and the CPU lanes of every instruction set it has, the
+#               per-system path and the Eigen peer on all its cores (issue 30)
 # The tree that travels (tracked files and the pack) must stay under the device tool's 64 MiB:
 # `pack` says how much of it the pack takes.
 set -uo pipefail
@@ -27,7 +30,8 @@ packed_binaries() {
   local b=$1
   echo "$b/libukes_cuda.so $b/libukes_cpu_sse2.so $b/libukes_cpu_avx2.so $b/libukes_cpu_avx512.so" \
     "$b/ukes $b/ukes-server $b/tests/test_gpu $b/tests/libukes_fake_gpu.so" \
-    "$b/benchmarks/bench_service $b/benchmarks/ensemble_driver"
+    "$b/benchmarks/bench_service $b/benchmarks/ensemble_driver" \
+    "$b/benchmarks/peer_odeint_eigen $b/benchmarks/fp64_peak"
 }
 
 pack() {
@@ -131,7 +135,31 @@ tests() {
   ! grep -q "^\[  FAILED  \]" /tmp/shard*.log
 }
 
-bench_cpu() { "$B/benchmarks/bench_service" --repetitions 3; }
+bench_cpu() {
+  "$B/benchmarks/bench_service" --repetitions 3
+  "$B/benchmarks/bench_service" --repetitions 3 --systems 1000000
+}
+
+# Each variant and the peer in turn, so that a busy moment falls on all of them; the peer starts
+# from the initial states the driver wrote.
+lanes() {
+  local m isa r n=32768 ic=/tmp/lanes
+  lscpu | grep -E "Model name|^CPU\(s\)|Thread|L2|L3"
+  "$B/benchmarks/fp64_peak" --threads "$(nproc)"
+  for m in scara duffing four_bar swarm; do
+    for r in 1 2 3; do
+      for isa in avx512 avx2 sse2 scalar; do
+        UKES_CPU_ISA=$isa "$B/benchmarks/ensemble_driver" --model "$m" --n $n --device cpu \
+          --threads 0 --method rk4 --steps 200 --dt 1e-3 --repetitions 1 --dump-dir $ic |
+          tail -n 1 | sed "s/^/$isa /"
+      done
+      "$B/benchmarks/peer_odeint_eigen" --model "$m" --q0 "$ic/ic_${m}_${n}_q0.npy" \
+        --qd0 "$ic/ic_${m}_${n}_qd0.npy" --steps 200 --dt 1e-3 --threads 0 --pinv cod \
+        --repetitions 1 |
+        tail -n 1 | sed "s/^/peer /"
+    done
+  done
+}
 
 run_steps() {
   out=${OUT:-benchmarks/gpu-reports/$(date -u +%Y-%m-%dT%H%MZ)}
@@ -147,9 +175,9 @@ run_steps() {
   fi
   # Every step with its time limit, in the order a plain `run` takes them.
   local -A limit=([first]=40 [bench_gpu]=120 [jit_cache]=90 [throughput]=90 [tests]=200
-    [bench_cpu]=45)
+    [bench_cpu]=90 [lanes]=90)
   local step steps=("$@")
-  [ ${#steps[@]} -gt 0 ] || steps=(first bench_gpu jit_cache throughput tests bench_cpu)
+  [ ${#steps[@]} -gt 0 ] || steps=(first bench_gpu jit_cache throughput tests bench_cpu lanes)
   for step in "${steps[@]}"; do
     if [ -n "${limit[$step]:-}" ]; then
       timed "$step" "${limit[$step]}"

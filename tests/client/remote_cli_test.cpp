@@ -657,6 +657,7 @@ TEST_F(RemoteCliTest, AShardWhoseServerIsKilledFinishesOnTheRestartedServer) {
   wait_mid_run(id, second.get());  // some slices of the shard stored, the rest to come
   // kill -9, and a new server on the same job store behind the same address.
   kill(second->pid(), SIGKILL);
+  second->wait_exit(10);  // gone, and its lock on the data directory with it
   proxy.cut();
   ServerProcess restarted({"--threads", "1", "--data-dir", second->data_dir().string()},
                           testing::DataDir::kPrivate);

@@ -2,8 +2,8 @@
 // was stored, in order, after it is closed and reopened; stores a slice's chunks all or none;
 // removes chunks no job owns when it opens; forgets a removed job entirely; never hands out a
 // record whose bytes changed on disk; checkpoints its WAL while open (on a thread of its own);
-// and refuses, with one line naming the file and the way out,
-// a file that is empty, truncated, no database, or of another layout.
+// and refuses, with one line naming the file and the way out, a file that is empty, truncated,
+// no database, or of another layout.
 #include "service/server/job_store.hpp"
 
 #include <gtest/gtest.h>

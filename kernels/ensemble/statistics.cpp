@@ -51,6 +51,20 @@ void for_each_column(int columns, int threads, const F& summarize_column) {
   work();
 }
 
+// A summary's destination, and how its column's values at given systems are gathered (the loop
+// inside, so that a value costs no indirect call).
+struct Column {
+  Summary* summary;
+  std::function<void(const std::vector<int>& ids, std::vector<double>& values)> gather;
+};
+
+template <class ValueOf>
+Column column(Summary* summary, ValueOf value_of) {
+  return {summary, [value_of](const std::vector<int>& ids, std::vector<double>& values) {
+            for (std::size_t m = 0; m < ids.size(); ++m) values[m] = value_of(ids[m]);
+          }};
+}
+
 }  // namespace
 
 EnsembleStatistics ensemble_statistics(const BatchResults& r, int threads) {
@@ -66,35 +80,30 @@ EnsembleStatistics ensemble_statistics(const BatchResults& r, int threads) {
   e.ok = static_cast<std::int64_t>(ok_ids.size());
   e.failed = e.count - e.ok;
 
-  // Every summary's destination and the value of system i in its column, in the order above.
-  struct Column {
-    Summary* summary;
-    std::function<double(int)> value_of;
-  };
   std::vector<Column> columns;
   e.q.resize(static_cast<std::size_t>(r.n));
   e.qd.resize(static_cast<std::size_t>(r.n));
   e.residual.resize(static_cast<std::size_t>(std::max(0, r.residual_slots)));
   for (int j = 0; j < r.n; ++j) {
-    columns.push_back({&e.q[static_cast<std::size_t>(j)], [&r, j](int i) { return r.q_at(j, i); }});
     columns.push_back(
-        {&e.qd[static_cast<std::size_t>(j)], [&r, j](int i) { return r.qd_at(j, i); }});
+        column(&e.q[static_cast<std::size_t>(j)], [&r, j](int i) { return r.q_at(j, i); }));
+    columns.push_back(
+        column(&e.qd[static_cast<std::size_t>(j)], [&r, j](int i) { return r.qd_at(j, i); }));
   }
   for (int slot = 0; slot < r.residual_slots; ++slot)
-    columns.push_back({&e.residual[static_cast<std::size_t>(slot)],
-                       [&r, slot](int i) { return r.residual_at(slot, i); }});
-#define UKES_SUMMARIZE_SCALAR(name, encoding)                                           \
-  columns.push_back({&e.name, [&r](int i) {                                             \
-                       return static_cast<double>(r.name[static_cast<std::size_t>(i)]); \
-                     }});
+    columns.push_back(column(&e.residual[static_cast<std::size_t>(slot)],
+                             [&r, slot](int i) { return r.residual_at(slot, i); }));
+#define UKES_SUMMARIZE_SCALAR(name, encoding) \
+  columns.push_back(column(                   \
+      &e.name, [&r](int i) { return static_cast<double>(r.name[static_cast<std::size_t>(i)]); }));
   UKES_SUMMARIZED_SCALARS(UKES_SUMMARIZE_SCALAR)
 #undef UKES_SUMMARIZE_SCALAR
 
   for_each_column(static_cast<int>(columns.size()), threads, [&](int k) {
     const Column& c = columns[static_cast<std::size_t>(k)];
-    std::vector<double> column(ok_ids.size());
-    for (std::size_t m = 0; m < ok_ids.size(); ++m) column[m] = c.value_of(ok_ids[m]);
-    *c.summary = summarize(std::move(column));
+    std::vector<double> values(ok_ids.size());
+    c.gather(ok_ids, values);
+    *c.summary = summarize(std::move(values));
   });
   return e;
 }

@@ -35,7 +35,7 @@ struct EnsembleStatistics {
 #undef UKES_SUMMARY_MEMBER
 };
 
-// Each summary sorts its column (10^6 systems with 23 columns: 3.1 s on one thread of our 2-core
+// Each summary sorts its column (10^6 systems with 23 columns: 2.2 s on one thread of our 2-core
 // machine), so the columns are summarized on up to `threads` threads, each as on one: the same
 // bits whatever the count.
 EnsembleStatistics ensemble_statistics(const BatchResults& results, int threads = 1);

@@ -10,19 +10,17 @@ namespace ukes::server {
 
 WalCheckpointer::WalCheckpointer(const std::string& path) {
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    throw std::runtime_error("cannot open the job store for its checkpoints: " + message);
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db_, 5000);
+    // A connection opens the file at its first statement; until then a checkpoint finds no WAL.
+    if (sqlite3_exec(db_, "PRAGMA journal_mode", nullptr, nullptr, nullptr) == SQLITE_OK) {
+      thread_ = std::jthread([this](std::stop_token stop) { serve(stop); });
+      return;
+    }
   }
-  sqlite3_busy_timeout(db_, 5000);
-  // A connection opens the file at its first statement; until then a checkpoint finds no WAL.
-  if (sqlite3_exec(db_, "PRAGMA journal_mode", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    const std::string message = sqlite3_errmsg(db_);
-    sqlite3_close(db_);
-    throw std::runtime_error("cannot open the job store for its checkpoints: " + message);
-  }
-  thread_ = std::jthread([this](std::stop_token stop) { serve(stop); });
+  const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  sqlite3_close(db_);
+  throw std::runtime_error("cannot open the job store for its checkpoints: " + message);
 }
 
 WalCheckpointer::~WalCheckpointer() {

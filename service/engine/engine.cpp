@@ -73,6 +73,20 @@ class SliceSizer {
     return static_cast<int>(
         std::clamp(size * std::min(scale, 4.0), double(smallest), double(max_slice_)));
   }
+  // How many of the `left` systems the next round may take, given what a system costs to
+  // integrate and to hand on (seconds; 0: not measured yet). Nothing after the last round hides
+  // its hand-on (a server encodes, stores and streams it), so near the end rounds shrink: each
+  // leaves as many systems as integrate while it is handed on, and at least half of what is left
+  // when handing on is the slower (the worker is then the bottleneck, and halving bounds the
+  // extra rounds). A round never leaves fewer than `smallest` systems behind it, which would
+  // waste a round (on the GPU, a slice too small to fill it takes as long as a full one), and
+  // the rest is not split when handing all of it on takes less than integrating such a round.
+  static int tail_round(int left, double integrate_s, double hand_on_s, int smallest) {
+    if (integrate_s <= 0.0 || left * hand_on_s <= smallest * integrate_s) return left;
+    const double share = integrate_s / (integrate_s + std::min(hand_on_s, integrate_s));
+    const int take = std::max(smallest, static_cast<int>(std::ceil(left * share)));
+    return left - take < smallest ? left : take;
+  }
 
  private:
   const RunSpec& spec_;
@@ -200,6 +214,9 @@ struct SliceFinisher {
   RunOutcome& out;
   Clock::time_point start;
   std::int64_t steps = 0;  // of the slices copied so far
+  // The worker's seconds and systems since the last worker_cost_per_system(), for the tail.
+  double worker_s = 0.0;
+  std::int64_t worker_systems = 0;
 
   // Returns the steps of the slices copied so far, s included.
   std::int64_t copy(IntegratedSlice& s) {
@@ -213,6 +230,21 @@ struct SliceFinisher {
     if (options.on_slice)
       options.on_slice(
           SliceDone{s.first, s.batch, s.results, s.end, steps_done, seconds_since(start)});
+  }
+  // On the worker: both, timed.
+  void finish_off(IntegratedSlice& s) {
+    const auto t0 = Clock::now();
+    hand_on(s, copy(s));
+    worker_s += seconds_since(t0);
+    worker_systems += s.end - s.first;
+  }
+  // Seconds per system the worker took since the last call (0 if it finished nothing); only
+  // while the worker is idle.
+  double worker_cost_per_system() {
+    const double cost = worker_systems > 0 ? worker_s / double(worker_systems) : 0.0;
+    worker_s = 0.0;
+    worker_systems = 0;
+    return cost;
   }
 };
 
@@ -275,14 +307,18 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
                ? options.slice_ends[k]
                : sizer.end(first, systems);
   };
+  double integrate_cost = 0.0, worker_cost = 0.0;  // seconds a system, as last measured
   // The round of slices from `first` on, one per lane while systems remain: `size` systems each,
-  // or even shares of what is left when that is less (so that a small run still uses every GPU);
-  // inputs not made yet.
+  // or even shares of what the round may take when that is less (so that a small run still uses
+  // every GPU; near the end, SliceSizer::tail_round); inputs not made yet.
   const auto plan = [&](int first) {
     Round round;
     const int lanes = devices.lanes();
-    for (int lane = 0; lane < lanes && first < count; ++lane) {
-      const int share = (count - first + (lanes - lane) - 1) / (lanes - lane);
+    const int smallest = sizer.smallest(devices.device(), settings.threads);
+    const int last = first + SliceSizer::tail_round(count - first, integrate_cost, worker_cost,
+                                                    smallest * lanes);
+    for (int lane = 0; lane < lanes && first < last; ++lane) {
+      const int share = (last - first + (lanes - lane) - 1) / (lanes - lane);
       const int end = next_end(first, std::min(size, share));
       round.push_back(std::make_shared<IntegratedSlice>(
           IntegratedSlice{first, end, sizer.recorded_in(first, end), Batch{}, BatchResults{}}));
@@ -317,7 +353,9 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
       const auto round_start = Clock::now();
       devices.run(round, settings);
       const double round_s = seconds_since(round_start);
-      worker.synchronize();    // the round before, any stop its on_slice requested, next inputs
+      integrate_cost = round_s / (end - round.front()->first);
+      worker.synchronize();  // the round before, any stop its on_slice requested, next inputs
+      worker_cost = finish.worker_cost_per_system();
       if (stop_requested()) {  // this round may be incomplete, or was not wanted: drop it
         out.end = RunEnd::kCancelled;
         break;
@@ -330,7 +368,7 @@ RunOutcome execute(const RunSpec& spec, const ExecuteOptions& options) {
           const std::int64_t steps = finish.copy(*slice);
           worker.enqueue([&finish, slice, steps] { finish.hand_on(*slice, steps); });
         } else {
-          worker.enqueue([&finish, slice] { finish.hand_on(*slice, finish.copy(*slice)); });
+          worker.enqueue([&finish, slice] { finish.finish_off(*slice); });
         }
       }
       size = sizer.next(size, round_s, sizer.smallest(devices.device(), settings.threads));

@@ -1,12 +1,15 @@
 // The one run path (service/engine/engine.hpp), which `ukes run` and server jobs share: slices
 // that cover the batch in order, each handed over as it finishes, results equal to the backend's
 // run of the whole batch at once (trajectories included), slices within their memory bound, and
-// stops that keep what finished, slices that follow given ends (a durable job run again), and
-// slices finished off the integrating thread, the last one while the statistics are computed.
+// stops that keep what finished, slices that follow given ends (a durable job run again),
+// slices finished off the integrating thread, the last one while the statistics are computed, and
+// last rounds that shrink so that nothing waits long for the last hand-on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -194,6 +197,33 @@ TEST(RunPath, TheLastSliceIsHandedOnAfterTheOthersWhateverTheStatistics) {
     if (slice.systems_done == 2000) throw std::runtime_error("disk full at the end");
   };
   EXPECT_THROW(execute(spec, options), std::runtime_error);
+}
+
+// Nothing after the last round hides its hand-on (a server encodes, stores and streams it), so
+// when handing on is slow the last rounds shrink, each to at least half of what is left, down to
+// one that leaves no round of the smallest size (32 systems on 2 threads) behind it.
+TEST(RunPath, TheLastRoundsShrinkWhenHandingOnIsSlow) {
+  const RunSpec spec = scara_sweep(2000);
+  ExecuteOptions options;
+  options.threads = 2;
+  options.slice_target_s = 1e9;  // else slices grow 4x a round: 32, 32, 128, 512, 2048
+  options.keep_trajectories = false;
+  std::vector<int> sizes;
+  options.on_slice = [&](const SliceDone& slice) {
+    sizes.push_back(slice.batch.count);
+    std::this_thread::sleep_for(std::chrono::microseconds(50 * slice.batch.count));
+  };
+  const RunOutcome out = execute(spec, options);
+  ASSERT_EQ(out.end, RunEnd::kCompleted);
+  const auto largest = std::max_element(sizes.begin(), sizes.end());
+  ASSERT_GT(sizes.end() - largest, 4) << "no shrinking tail";
+  for (auto k = largest + 1; k != sizes.end(); ++k) {
+    EXPECT_LE(*k, *(k - 1));
+    EXPECT_GE(2 * *k, 2000 - std::accumulate(sizes.begin(), k, 0) - 1);  // half of what was left
+  }
+  EXPECT_LT(sizes.back(), 64);
+  const BatchResults whole = whole_batch(spec);
+  for (int i = 0; i < 2000; ++i) EXPECT_EQ(out.results.q_at(1, i), whole.q_at(1, i)) << i;
 }
 
 }  // namespace

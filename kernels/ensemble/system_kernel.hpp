@@ -244,15 +244,24 @@ class SystemKernel {
   }
 
   // Runs of plain RK4 steps (the CPU's lanes, kernels/backend/cpu/simd/lane_batch_impl.hpp).
-  // Between samples most steps change nothing but the state, its derivative, the statistics'
-  // maxima and the conditioning: no sample lands, no projection or event, no failure, nothing for
-  // propose() to check but the time. The caller takes such steps on its own from a step's start,
-  // each ending at t + step_size() while !lands(t, step_size(), next_sample_time()), at most
-  // steps_before_check() of them, reduces their observations (merge_statistics) and hands the run
-  // over at once (take_plain_rk4_steps).
+  // Most steps change nothing but the state, its derivative, the statistics' maxima and the
+  // conditioning: no projection or event, no failure, nothing for propose() to check but the
+  // time, and no sample recorded (a system whose trajectory is not kept only counts the samples
+  // it lands on). The caller takes such steps on its own from a step's start, at most
+  // steps_before_check() of them, each as propose() would: of nominal_step(), or ending exactly on
+  // the next sample where lands(); it reduces their observations (merge_statistics) and hands the
+  // run over at once (take_plain_rk4_steps). A system that records() must take the steps that
+  // land itself; the run's last step lands on the last sample at the latest.
   UKES_HD bool landing() const { return landing_; }
+  UKES_HD bool records() const { return slot_ >= 0; }
+  UKES_HD int next_sample() const { return next_sample_; }
   UKES_HD T next_sample_time() const { return t_target_; }
+  UKES_HD T nominal_step() const { return h_; }
   UKES_HD static bool lands(T t, T h, T t_target) { return t + T(1.0001) * h >= t_target; }
+  UKES_HD static T sample_time(const RunSettings<T>& s, int k) {
+    if (k >= s.samples - 1) return s.t_end;
+    return s.t0 + (s.t_end - s.t0) * T(k) / T(s.samples - 1);
+  }
   // Accepted steps from here to the first whose propose() checks the step budget or polls for
   // cancellation.
   UKES_HD std::int64_t steps_before_check(const RunSettings<T>& s) const {
@@ -290,14 +299,17 @@ class SystemKernel {
     out.control_effort_max[i_] = max_of(out.control_effort_max[i_], 0.0);  // never controlled
     out.inconsistency_max[i_] = max_of(out.inconsistency_max[i_], inconsistency_max);
   }
-  // The run's `steps` plain steps taken, the last ending at (t, x) with k = f(t, x) and that
-  // evaluation's conditioning, its statistics merged: then the next step proposed, as after any.
+  // The run's `steps` plain steps taken, `samples` of them landing on samples, the last ending
+  // at (t, x) with k = f(t, x) and that evaluation's conditioning, its statistics merged: then the
+  // next step proposed, as after any.
   UKES_HD void take_plain_rk4_steps(const RunSettings<T>& s, const BatchOutputView& out, int steps,
-                                    T t, const State& x, const State& k, T conditioning) {
+                                    int samples, T t, const State& x, const State& k,
+                                    T conditioning) {
     t_ = t;
     x_ = x;
     k_ = k;
     steps_ += steps;
+    next_sample_ += samples;
     conditioning_ = conditioning;
     propose(Method::kRk4, s, out);
   }
@@ -616,11 +628,6 @@ class SystemKernel {
     if (mass_failed_) return Status::kSingularMass;
     if (conditioning_ < exact_conditioning_floor<T>()) return Status::kInconsistent;
     return nonfinite ? Status::kNonfinite : Status::kStepUnderflow;
-  }
-
-  UKES_HD static T sample_time(const RunSettings<T>& s, int k) {
-    if (k >= s.samples - 1) return s.t_end;
-    return s.t0 + (s.t_end - s.t0) * T(k) / T(s.samples - 1);
   }
 
   // After f(t0, x0): observe the initial state, choose the first step size.

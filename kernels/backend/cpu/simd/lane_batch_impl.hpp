@@ -15,14 +15,15 @@
 // every lane is at the start of the same step, the group takes the whole step at once, its stages
 // in vectors (Rk4Stages on the lane type, the arithmetic each state machine would do, lane by
 // lane), and each state machine takes only the step's end (SystemKernel::take_rk4_step): one
-// hand-over between the vectors and the scalar state machines per step instead of four. Between
-// samples most steps are plain (SystemKernel, "runs of plain RK4 steps"): the group takes them one
-// after another in its vectors, reduces their statistics there, and hands the whole run over at
-// once, at the first step that is not plain for some lane, before a step that lands on a sample,
-// or where a state machine would check its step budget or poll for cancellation. A lane that ends
-// early (a failure, an event) takes the next system, and its group goes back to one evaluation at
-// a time until its systems start together again; either way a system's numbers are the same, bit
-// for bit (tests/lanes/lanes_test.cpp).
+// hand-over between the vectors and the scalar state machines per step instead of four. Most
+// steps are plain (SystemKernel, "runs of plain RK4 steps"): the group takes them one after
+// another in its vectors, reduces their statistics there, and hands the whole run over at once,
+// at the first step that is not plain for some lane, after the last sample, before a step that
+// lands on a sample where a lane records its trajectory, or where a state machine would check its
+// step budget or poll for cancellation. A lane that ends early (a failure, an event) takes the
+// next system, and its group goes back to one evaluation at a time until its systems start
+// together again; either way a system's numbers are the same, bit for bit
+// (tests/lanes/lanes_test.cpp).
 //
 // A lane the vector solve cannot finish (a pseudoinverse QR cannot prove full rank, or a mass not
 // positive definite) is flagged in the solution's `unsolved` mask, the others' numbers untouched,
@@ -183,9 +184,9 @@ class LaneGroup {
   // the arithmetic take() does for one system). Steps plain for every lane (SystemKernel, "runs of
   // plain RK4 steps") follow one another in the vectors, their observations reduced to maxima; the
   // run is handed over at the first step that is not plain, where each system then takes that
-  // step's end as take() would, or at the step budget's end or before a step that lands on a
-  // sample. The tests read every lane: an idle one repeats an active lane's inputs, so at worst it
-  // ends a run early.
+  // step's end as take() would, at the step budget's end, after the last sample, and before a step
+  // that lands on a sample when a lane records its trajectory. The tests read every lane: an idle
+  // one repeats an active lane's inputs, so at worst it ends a run early.
   void rk4_steps_in_lanes() {
     const Kernel* source[kWidth];
     gather(source);
@@ -195,16 +196,20 @@ class LaneGroup {
       x[j] = assemble([&](int k) { return source[k]->state()[j]; });
       k1[j] = assemble([&](int k) { return source[k]->derivative()[j]; });
     }
-    double t = lead.step_time();
-    const double h = lead.step_size(), t_sample = lead.next_sample_time();
-    const std::int64_t budget = plain_step_budget(lead);
+    double t = lead.step_time(), t_sample = lead.next_sample_time();
+    const double h = lead.nominal_step();
+    const RunBudget budget = plain_run_budget(lead);
     RunMaxima run;
+    int landed = 0;  // samples the run's steps landed on
     for (int taken = 0;; ++taken) {
-      const double t_end = taken == 0 ? lead.step_end_time() : t + h;
+      // The step propose() would make (the first one it made).
+      const bool lands = taken == 0 ? lead.landing() : Kernel::lands(t, h, t_sample);
+      const double t_end = taken == 0 ? lead.step_end_time() : lands ? t_sample : t + h;
+      const double step = taken == 0 ? lead.step_size() : lands ? t_sample - t : h;
       bool mass_failed[kWidth] = {};
-      const DynamicsEval<Evaluated, Lanes> e = rk4_step(t, h, t_end, x, k1, y, mass_failed);
-      if (taken == budget || !plain(e, y, mass_failed)) {
-        if (taken > 0) hand_over(run, taken, t, x, k1);
+      const DynamicsEval<Evaluated, Lanes> e = rk4_step(t, step, t_end, x, k1, y, mass_failed);
+      if (taken == budget.steps || !plain(e, y, mass_failed)) {
+        if (taken > 0) hand_over(run, taken, landed, t, x, k1);
         take_step_ends(t_end, y, e, mass_failed);
         return;
       }
@@ -213,25 +218,36 @@ class LaneGroup {
       x = y;
       for (int j = 0; j < kN; ++j) k1[kN + j] = e.qdd[j];
       for (int j = 0; j < kN; ++j) k1[j] = y[kN + j];
-      if (taken + 1 == budget || Kernel::lands(t, h, t_sample)) {
-        hand_over(run, taken + 1, t, x, k1);
+      if (lands) t_sample = Kernel::sample_time(s_, lead.next_sample() + ++landed);
+      if (taken + 1 == budget.steps || lead.next_sample() + landed == s_.samples ||
+          (!budget.through_samples && Kernel::lands(t, h, t_sample))) {
+        hand_over(run, taken + 1, landed, t, x, k1);
         return;
       }
     }
   }
 
-  // How many plain steps the lanes may take as a run from the start of their common step: none
-  // where a step may project or meet an event, or one lane's step lands on a sample or its next
-  // sample differs from the lead's; else the fewest before a state machine checks more than time.
-  std::int64_t plain_step_budget(const Kernel& lead) const {
-    if (s_.projection || s_.events.count > 0) return 0;
-    std::int64_t budget = lead.steps_before_check(s_);
+  // How many plain steps the lanes may take as a run from the start of their common step (none
+  // where a step may project or meet an event, or where a lane's next sample differs from the
+  // lead's; else the fewest before a state machine checks more than time), and whether the run may
+  // go on through the steps that land on samples (no lane records its trajectory). Else a run
+  // ends before such a step, which the state machines then take themselves.
+  struct RunBudget {
+    std::int64_t steps = 0;
+    bool through_samples = true;
+  };
+  RunBudget plain_run_budget(const Kernel& lead) const {
+    if (s_.projection || s_.events.count > 0) return {};
+    RunBudget budget{lead.steps_before_check(s_), true};
     for (int k = 0; k < kWidth; ++k) {
       if (system_[k] < 0) continue;
       const Kernel& sys = sys_[k];
-      if (sys.landing() || sys.next_sample_time() != lead.next_sample_time()) return 0;
-      budget = std::min(budget, sys.steps_before_check(s_));
+      if (sys.next_sample() != lead.next_sample() || sys.nominal_step() != lead.nominal_step())
+        return {};
+      budget.steps = std::min(budget.steps, sys.steps_before_check(s_));
+      budget.through_samples = budget.through_samples && !sys.records();
     }
+    if (lead.landing() && !budget.through_samples) budget.steps = 0;
     return budget;
   }
 
@@ -279,8 +295,9 @@ class LaneGroup {
     }
   };
 
-  // Each system takes the run of `steps` plain steps that ended at (t, x), dx = f(t, x).
-  void hand_over(const RunMaxima& run, int steps, double t, const Vec<Lanes, kD>& x,
+  // Each system takes the run of `steps` plain steps, `samples` of them landing on samples, that
+  // ended at (t, x), dx = f(t, x).
+  void hand_over(const RunMaxima& run, int steps, int samples, double t, const Vec<Lanes, kD>& x,
                  const Vec<Lanes, kD>& dx) {
     const int slots = model_shape(model_).residual_slots();
     alignas(kAlign) double residual[RunMaxima::kSlotCapacity][kWidth];
@@ -304,7 +321,7 @@ class LaneGroup {
         xk[j] = x_lanes[j][k];
         kk[j] = k_lanes[j][k];
       }
-      sys.take_plain_rk4_steps(s_, out_, steps, t, xk, kk, conditioning[k]);
+      sys.take_plain_rk4_steps(s_, out_, steps, samples, t, xk, kk, conditioning[k]);
       if (!sys.active()) refill(k);
     }
   }

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/core/sha256.hpp"
 #include "service/server/wal_checkpointer.hpp"
@@ -151,7 +153,7 @@ class JobStore::Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-JobStore::JobStore(const std::string& path) {
+JobStore::JobStore(const std::string& path, std::int64_t wal_bound) : wal_bound_(wal_bound) {
   struct stat st {};
   const bool existed = ::stat(path.c_str(), &st) == 0;
   if (existed && st.st_size == 0)
@@ -190,6 +192,11 @@ JobStore::JobStore(const std::string& path) {
     // checkpointer_ makes on a thread of its own (wal_checkpointer.hpp).
     exec("PRAGMA journal_size_limit = 67108864");
     exec("PRAGMA wal_autocheckpoint = 0");
+    sqlite3_wal_hook(db_, count_wal_frames, this);  // after the line above, which clears it
+    {
+      Statement s(db_, "PRAGMA page_size");
+      if (s.step("read the page size")) page_bytes_ = s.integer(0);
+    }
     checkpointer_ = std::make_unique<WalCheckpointer>(path);
     exec("DELETE FROM chunks WHERE job NOT IN (SELECT id FROM jobs)");
     removed_orphan_chunks_ = changes();
@@ -284,7 +291,28 @@ void JobStore::transaction(Body&& body) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  bound_wal();
   checkpointer_->wake();
+}
+
+int JobStore::count_wal_frames(void* store, sqlite3*, const char*, int frames) {
+  static_cast<JobStore*>(store)->wal_frames_ = frames;
+  return SQLITE_OK;
+}
+
+void JobStore::bound_wal() {
+  if (wal_frames_ * page_bytes_ <= wal_bound_) return;
+  // A checkpoint under way on the checkpointer's thread makes this one BUSY at once (SQLite waits
+  // in the busy handler for writers and readers, not for another checkpoint): tried again until
+  // that one ends, for as long as the busy timeout. Any other failure (a full disk) leaves the
+  // log as it is: committed data is in it, and the next commit tries again.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  int rc = SQLITE_BUSY;
+  while (rc == SQLITE_BUSY && std::chrono::steady_clock::now() < give_up) {
+    rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
+    if (rc == SQLITE_BUSY) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (rc == SQLITE_OK) wal_frames_ = 0;
 }
 
 namespace {

@@ -75,8 +75,8 @@ class JobStore {
   // Opens the database at `path`, or creates it (atomically: a crash leaves no half-made file),
   // and removes chunks of jobs it does not hold (a crash between storing a job's header and the
   // job). StoreDamagedError when the file cannot be used as it is (see above); DiskFullError or
-  // std::runtime_error when it cannot be created.
-  explicit JobStore(const std::string& path);
+  // std::runtime_error when it cannot be created. `wal_bound`: see kWalBound.
+  explicit JobStore(const std::string& path, std::int64_t wal_bound = kWalBound);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
@@ -124,6 +124,12 @@ class JobStore {
   std::int64_t removed_orphan_chunks() const { return removed_orphan_chunks_; }
 
   static constexpr const char* kFileName = "ukes-jobs.sqlite";
+  // The most the WAL holds before a commit waits for a checkpoint: four times its size limit.
+  // Checkpoints run off the committing threads (wal_checkpointer.hpp), but commits that come
+  // faster than they finish leave them no moment to start the log again, which then grows until
+  // the commits pause; past this bound the commit that finds it so makes a RESTART checkpoint
+  // itself (the rest copied, and the next commit starts the log from its beginning).
+  static constexpr std::int64_t kWalBound = std::int64_t{256} << 20;
 
  private:
   class Statement;
@@ -138,8 +144,15 @@ class JobStore {
   template <class Change>
   void update_job(const std::string& id, Change&& change);
 
+  // After a commit: the WAL's frames, from SQLite's hook; checkpoints past the bound.
+  static int count_wal_frames(void* store, sqlite3*, const char*, int frames);
+  void bound_wal();
+
   sqlite3* db_ = nullptr;
   mutable std::mutex mu_;  // one connection, used by one thread at a time
+  std::int64_t wal_bound_;
+  std::int64_t page_bytes_ = 4096;  // the database's, read when it opens
+  std::int64_t wal_frames_ = 0;     // after the last commit
   std::int64_t removed_orphan_chunks_ = 0;
   // Checkpoints the WAL off the committing threads (closed before db_).
   std::unique_ptr<WalCheckpointer> checkpointer_;

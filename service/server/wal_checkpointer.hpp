@@ -8,10 +8,10 @@
 // The store's own connection turns its automatic checkpoints off and wakes this one after it
 // commits. Checkpoints here are PASSIVE: they never block the writer or a reader, and copy what
 // they can; a write that begins after one has caught up resets the log (truncated to the store's
-// journal_size_limit). Writes that come faster than checkpoints finish (each syncs the file) keep
-// the log growing until they pause, as between a server's jobs. Committed data is in the log either
-// way, so a failed checkpoint (a full disk) only leaves the log longer: it is logged once, and the
-// next wake tries again.
+// journal_size_limit). Writes that come faster than checkpoints finish (each syncs the file) would
+// keep the log growing until they paused; the store bounds it by checkpointing on the committing
+// thread past JobStore::kWalBound. Committed data is in the log either way, so a failed checkpoint
+// (a full disk) only leaves the log longer: it is logged once, and the next wake tries again.
 #pragma once
 
 #include <condition_variable>

@@ -1,15 +1,16 @@
 // The job store (service/server/job_store.hpp): an SQLite file in WAL mode that gives back what
 // was stored, in order, after it is closed and reopened; stores a slice's chunks all or none;
 // removes chunks no job owns when it opens; forgets a removed job entirely; never hands out a
-// record whose bytes changed on disk; checkpoints its WAL while open (on a thread of its own);
-// and refuses, with one line naming the file and the way out, a file that is empty, truncated,
-// no database, or of another layout.
+// record whose bytes changed on disk; checkpoints its WAL while open (on a thread of its own),
+// within a bound however fast the writes; and refuses, with one line naming the file and the way
+// out, a file that is empty, truncated, no database, or of another layout.
 #include "service/server/job_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -256,6 +257,24 @@ TEST_F(JobStoreTest, CommittedChunksReachTheDatabaseFileWhileTheStoreIsOpen) {
   EXPECT_LE(fs::file_size(wal), std::uintmax_t{64} << 20);
   EXPECT_GE(fs::file_size(path()), std::uintmax_t{kChunks} << 20);
   EXPECT_EQ(store.chunk("j-1", kChunks), mib + std::to_string(kChunks));
+}
+
+// Commits that never pause leave the checkpoints no moment to start the log again; past its bound
+// (4 MiB here, 256 MiB in a server) the commit that finds it so checkpoints itself. 100 MiB of
+// 256 KiB chunks, committed as fast as the store takes them, grew the log to 41 and 103 MB in two
+// runs without the bound; with it the log holds the bound and one commit at most.
+TEST_F(JobStoreTest, CommitsThatNeverPauseKeepTheWalWithinItsBound) {
+  constexpr std::int64_t kBound = std::int64_t{4} << 20;
+  JobStore store(path(), kBound);
+  store.add_job(job("j-1", "alice"));
+  const std::string chunk(std::size_t{256} << 10, 'w');
+  std::uintmax_t largest = 0;
+  for (int k = 1; k <= 400; ++k) {
+    store.put_chunks("j-1", {{k, 2, chunk, k}});
+    largest = std::max(largest, fs::file_size(path() + "-wal"));
+  }
+  EXPECT_LE(largest, std::uintmax_t{kBound} + (std::uintmax_t{1} << 20));
+  EXPECT_EQ(store.chunk("j-1", 400), chunk);
 }
 
 // Flips one byte of `needle`'s first occurrence in the file, as a failing disk would: SQLite

@@ -187,7 +187,9 @@ TEST(DiskFull, ADurableJobThatCannotStoreItsChunksFailsAndCallsChangeNothingUnti
       user_model_from_json(nlohmann::json::parse(example_definition_text("spiral")), "definition");
   EXPECT_THROW(jobs.register_model("alice", model), DiskFullError);
   EXPECT_EQ(jobs.models().find("alice", model_id(*model)), nullptr) << "half-registered";
-  EXPECT_EQ(jobs.queued_jobs() + jobs.running_jobs(), 0);
+  // Nothing queued by the refused submit (the failed job's runner may still be returning: it
+  // counts as running until its thread is back, a moment after the job ended).
+  EXPECT_EQ(jobs.queued_jobs(), 0);
 
   // Room again, without a restart.
   fs::remove(disk.path() / "filler");

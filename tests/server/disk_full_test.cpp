@@ -187,9 +187,12 @@ TEST(DiskFull, ADurableJobThatCannotStoreItsChunksFailsAndCallsChangeNothingUnti
       user_model_from_json(nlohmann::json::parse(example_definition_text("spiral")), "definition");
   EXPECT_THROW(jobs.register_model("alice", model), DiskFullError);
   EXPECT_EQ(jobs.models().find("alice", model_id(*model)), nullptr) << "half-registered";
-  // Nothing queued by the refused submit (the failed job's runner may still be returning: it
-  // counts as running until its thread is back, a moment after the job ended).
-  EXPECT_EQ(jobs.queued_jobs(), 0);
+  // Nothing queued or running: the failed job's runner counts as running until its thread is
+  // back from the job, a moment after the job ended, so that moment is waited for.
+  const auto patience = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (jobs.running_jobs() > 0 && std::chrono::steady_clock::now() < patience)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(jobs.queued_jobs() + jobs.running_jobs(), 0);
 
   // Room again, without a restart.
   fs::remove(disk.path() / "filler");

@@ -184,7 +184,7 @@ JobStore::JobStore(const std::string& path, std::int64_t wal_bound) : wal_bound_
   }
   open(path);
   try {
-    sqlite3_busy_timeout(db_, 5000);
+    sqlite3_busy_timeout(db_, static_cast<int>(kStoreBusyTimeout.count()));
     check_integrity(path);
     exec("PRAGMA journal_mode = WAL");
     exec("PRAGMA synchronous = NORMAL");
@@ -306,7 +306,7 @@ void JobStore::bound_wal() {
   // in the busy handler for writers and readers, not for another checkpoint): tried again until
   // that one ends, for as long as the busy timeout. Any other failure (a full disk) leaves the
   // log as it is: committed data is in it, and the next commit tries again.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto give_up = std::chrono::steady_clock::now() + kStoreBusyTimeout;
   int rc = SQLITE_BUSY;
   while (rc == SQLITE_BUSY && std::chrono::steady_clock::now() < give_up) {
     rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);

@@ -11,7 +11,7 @@ namespace ukes::server {
 WalCheckpointer::WalCheckpointer(const std::string& path) {
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) == SQLITE_OK) {
-    sqlite3_busy_timeout(db_, 5000);
+    sqlite3_busy_timeout(db_, static_cast<int>(kStoreBusyTimeout.count()));
     // A connection opens the file at its first statement; until then a checkpoint finds no WAL.
     if (sqlite3_exec(db_, "PRAGMA journal_mode", nullptr, nullptr, nullptr) == SQLITE_OK) {
       thread_ = std::jthread([this](std::stop_token stop) { serve(stop); });

@@ -14,6 +14,7 @@
 // (a full disk) only leaves the log longer: it is logged once, and the next wake tries again.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stop_token>
@@ -23,6 +24,11 @@
 struct sqlite3;
 
 namespace ukes::server {
+
+// How long a job store connection, the checkpointer's and the store's own, waits for another's
+// lock; and how long a commit that bounds the WAL (JobStore::bound_wal) retries its checkpoint
+// while the checkpointer's is under way.
+inline constexpr std::chrono::milliseconds kStoreBusyTimeout{5000};
 
 class WalCheckpointer {
  public:

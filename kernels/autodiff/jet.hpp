@@ -13,6 +13,13 @@
 // so operations on them cost a few flops instead of N: activity analysis at run time, which the
 // compiler folds wherever the seeding is visible after inlining.
 //
+// Where the caller knows it before run time, the type says it: Jet<T, 0> is a jet of no seeded
+// input (c0, c1, c2 alone), which code generated from a model (kernels/backend/cuda/jit/
+// codegen.cpp) gives to every value of constants, parameters, time and the unseeded coordinates
+// (InactiveOf, kernels/expr/program.hpp). An operation of Jet<T, N> with Jet<T, 0> gives Jet<T, N>.
+// Measured: swarm's velocity rows, whose subterms are mostly of q alone, held every value in a
+// frame slot of N + 3 lane vectors, 190 KB in AVX-512 lanes (benchmarks/README.md).
+//
 // The operations of the model expression language (docs/MODEL_FORMAT.md) are all here; adding
 // one is a few lines of calculus (chain() and chain2() below), checked by tests/autodiff against
 // finite differences.
@@ -58,7 +65,32 @@ struct Jet {
 
   // d c0 / d input k (zero for a jet that does not vary).
   UKES_HD T gradient(int k) const { return varies ? g[k] : T(0); }
+
+  // A jet of no seeded input, as one that does not vary.
+  template <int M, std::enable_if_t<M == 0 && (N > 0), int> = 0>
+  UKES_HD Jet(const Jet<T, M>& a)  // NOLINT: promotes implicitly, as a constant does
+      : c0(a.c0), c1(a.c1), c2(a.c2), varies(false) {}
 };
+
+// A jet of no seeded input: its gradient is zero by type, so it has none to store or read.
+template <class T>
+struct Jet<T, 0> {
+  T c0, c1, c2;
+  static constexpr bool varies = false;
+
+  UKES_HD Jet() : c0(T(0)), c1(T(0)), c2(T(0)) {}
+  UKES_HD Jet(T value)  // NOLINT: constants promote implicitly, as in ordinary code
+      : c0(value), c1(T(0)), c2(T(0)) {}
+  UKES_HD Jet(T value, T rate, T half_curvature) : c0(value), c1(rate), c2(half_curvature) {}
+
+  UKES_HD T gradient(int) const { return T(0); }
+};
+
+// The jet an operation of a jet with N gradients and one with M gives: Jet<T, 0> mixes with any.
+template <int N, int M>
+inline constexpr bool kJetsMix = N == M || N == 0 || M == 0;
+template <int N, int M>
+inline constexpr int kJetResult = N > M ? N : M;
 
 template <class X>
 struct IsAd : std::false_type {};
@@ -69,26 +101,34 @@ struct IsAd<Jet<T, N>> : std::true_type {};
 template <class U>
 inline constexpr bool kIsArithmetic = std::is_arithmetic_v<U>;
 
-// r.g = wa a.g + wb b.g, doing only the work the operands' activity requires.
+// r.g = w a.g (nothing for a jet of no seeded input).
 template <class T, int N>
-UKES_HD UKES_INLINE void combine_gradients(Jet<T, N>& r, T wa, const Jet<T, N>& a, T wb,
-                                           const Jet<T, N>& b) {
-  r.varies = a.varies || b.varies;
-  if (a.varies && b.varies) {
-    for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i] + wb * b.g[i];
-  } else if (a.varies) {
-    for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i];
-  } else if (b.varies) {
-    for (int i = 0; i < N; ++i) r.g[i] = wb * b.g[i];
+UKES_HD UKES_INLINE void scale_gradient(Jet<T, N>& r, T w, const Jet<T, N>& a) {
+  if constexpr (N > 0) {
+    r.varies = a.varies;
+    if (a.varies)
+      for (int i = 0; i < N; ++i) r.g[i] = w * a.g[i];
   }
 }
 
-// r.g = w a.g.
-template <class T, int N>
-UKES_HD UKES_INLINE void scale_gradient(Jet<T, N>& r, T w, const Jet<T, N>& a) {
-  r.varies = a.varies;
-  if (a.varies)
-    for (int i = 0; i < N; ++i) r.g[i] = w * a.g[i];
+// r.g = wa a.g + wb b.g, doing only the work the operands' activity requires.
+template <class T, int N, int NA, int NB>
+UKES_HD UKES_INLINE void combine_gradients(Jet<T, N>& r, T wa, const Jet<T, NA>& a, T wb,
+                                           const Jet<T, NB>& b) {
+  if constexpr (NB == 0) {
+    scale_gradient(r, wa, a);
+  } else if constexpr (NA == 0) {
+    scale_gradient(r, wb, b);
+  } else {
+    r.varies = a.varies || b.varies;
+    if (a.varies && b.varies) {
+      for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i] + wb * b.g[i];
+    } else if (a.varies) {
+      for (int i = 0; i < N; ++i) r.g[i] = wa * a.g[i];
+    } else if (b.varies) {
+      for (int i = 0; i < N; ++i) r.g[i] = wb * b.g[i];
+    }
+  }
 }
 
 // f(a) for a scalar function with f(a.c0) = f0, f' = f1, f'' = f2.
@@ -106,31 +146,32 @@ UKES_HD UKES_INLINE Jet<T, N> operator-(const Jet<T, N>& a) {
   scale_gradient(r, T(-1), a);
   return r;
 }
-template <class T, int N>
-UKES_HD UKES_INLINE Jet<T, N> operator+(const Jet<T, N>& a, const Jet<T, N>& b) {
-  Jet<T, N> r(a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2);
+template <class T, int NA, int NB, std::enable_if_t<kJetsMix<NA, NB>, int> = 0>
+UKES_HD UKES_INLINE Jet<T, kJetResult<NA, NB>> operator+(const Jet<T, NA>& a, const Jet<T, NB>& b) {
+  Jet<T, kJetResult<NA, NB>> r(a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2);
   combine_gradients(r, T(1), a, T(1), b);
   return r;
 }
-template <class T, int N>
-UKES_HD UKES_INLINE Jet<T, N> operator-(const Jet<T, N>& a, const Jet<T, N>& b) {
-  Jet<T, N> r(a.c0 - b.c0, a.c1 - b.c1, a.c2 - b.c2);
+template <class T, int NA, int NB, std::enable_if_t<kJetsMix<NA, NB>, int> = 0>
+UKES_HD UKES_INLINE Jet<T, kJetResult<NA, NB>> operator-(const Jet<T, NA>& a, const Jet<T, NB>& b) {
+  Jet<T, kJetResult<NA, NB>> r(a.c0 - b.c0, a.c1 - b.c1, a.c2 - b.c2);
   combine_gradients(r, T(1), a, T(-1), b);
   return r;
 }
-template <class T, int N>
-UKES_HD UKES_INLINE Jet<T, N> operator*(const Jet<T, N>& a, const Jet<T, N>& b) {
-  Jet<T, N> r(a.c0 * b.c0, a.c0 * b.c1 + a.c1 * b.c0, a.c0 * b.c2 + a.c1 * b.c1 + a.c2 * b.c0);
+template <class T, int NA, int NB, std::enable_if_t<kJetsMix<NA, NB>, int> = 0>
+UKES_HD UKES_INLINE Jet<T, kJetResult<NA, NB>> operator*(const Jet<T, NA>& a, const Jet<T, NB>& b) {
+  Jet<T, kJetResult<NA, NB>> r(a.c0 * b.c0, a.c0 * b.c1 + a.c1 * b.c0,
+                               a.c0 * b.c2 + a.c1 * b.c1 + a.c2 * b.c0);
   combine_gradients(r, b.c0, a, a.c0, b);
   return r;
 }
-template <class T, int N>
-UKES_HD UKES_INLINE Jet<T, N> operator/(const Jet<T, N>& a, const Jet<T, N>& b) {
+template <class T, int NA, int NB, std::enable_if_t<kJetsMix<NA, NB>, int> = 0>
+UKES_HD UKES_INLINE Jet<T, kJetResult<NA, NB>> operator/(const Jet<T, NA>& a, const Jet<T, NB>& b) {
   const T inv = T(1) / b.c0;
   const T q0 = a.c0 * inv;
   const T q1 = (a.c1 - q0 * b.c1) * inv;
   const T q2 = (a.c2 - q0 * b.c2 - q1 * b.c1) * inv;
-  Jet<T, N> r(q0, q1, q2);
+  Jet<T, kJetResult<NA, NB>> r(q0, q1, q2);
   combine_gradients(r, inv, a, -q0 * inv, b);
   return r;
 }
@@ -373,9 +414,11 @@ UKES_HD UKES_INLINE void assign(Jet<T, N>& dst, const Jet<T, N>& src) {
   dst.c0 = src.c0;
   dst.c1 = src.c1;
   dst.c2 = src.c2;
-  dst.varies = src.varies;
-  if (src.varies)
-    for (int i = 0; i < N; ++i) dst.g[i] = src.g[i];
+  if constexpr (N > 0) {
+    dst.varies = src.varies;
+    if (src.varies)
+      for (int i = 0; i < N; ++i) dst.g[i] = src.g[i];
+  }
 }
 
 // Whether S's value is a lane type (kernels/core/lanes.hpp): a lane scalar or a jet of one.
@@ -409,9 +452,11 @@ UKES_HD UKES_INLINE decltype(auto) jet_max(const S& a, const S& b) {
 template <class Mask, class T, int N>
 UKES_HD Jet<T, N> pick_lanes(const Mask& m, const Jet<T, N>& a, const Jet<T, N>& b) {
   Jet<T, N> r(pick(m, a.c0, b.c0), pick(m, a.c1, b.c1), pick(m, a.c2, b.c2));
-  r.varies = a.varies || b.varies;
-  if (r.varies)
-    for (int i = 0; i < N; ++i) r.g[i] = pick(m, a.gradient(i), b.gradient(i));
+  if constexpr (N > 0) {
+    r.varies = a.varies || b.varies;
+    if (r.varies)
+      for (int i = 0; i < N; ++i) r.g[i] = pick(m, a.gradient(i), b.gradient(i));
+  }
   return r;
 }
 

@@ -61,15 +61,31 @@ struct ProgramView {
 };
 
 // What a segment reads. q, qd, qc have the model's n entries (qd: velocity-level segments only;
-// qc, the ideal constraint force: the non-ideal force only); p its parameters.
-template <class S, class T>
+// qc, the ideal constraint force: the non-ideal force only); p its parameters. Q and Time: the
+// types of q and t where they differ from S, as in a constraint form's rows, whose q (velocity
+// rows) and t carry no seeded derivative (InactiveOf, below).
+template <class S, class T, class Q = S, class Time = S>
 struct Inputs {
-  const S* q = nullptr;
+  const Q* q = nullptr;
   const S* qd = nullptr;
-  S t{};
+  Time t{};
   const T* p = nullptr;
   const S* qc = nullptr;
 };
+
+// The type of a value of S that depends on no seeded input (constants, parameters): Jet<T, 0> for
+// a jet (kernels/autodiff/jet.hpp), S itself otherwise. Code generated from a program gives it to
+// those values, and operations promote it where it meets S.
+template <class S>
+struct Inactive {
+  using type = S;
+};
+template <class T, int N>
+struct Inactive<Jet<T, N>> {
+  using type = Jet<T, 0>;
+};
+template <class S>
+using InactiveOf = typename Inactive<S>::type;
 
 namespace detail {
 
@@ -92,13 +108,31 @@ UKES_HD UKES_INLINE auto nonzero(const S& x) {
 
 // `if(c, a, b)`: a where c is not zero, else b; the operand itself for a plain scalar (a jet is
 // not copied), lane by lane for a lane type.
-template <class S>
-UKES_HD UKES_INLINE decltype(auto) choose(const S& c, const S& a, const S& b) {
+template <class C, class S>
+UKES_HD UKES_INLINE decltype(auto) choose(const C& c, const S& a, const S& b) {
   if constexpr (kLaneValued<S>) {
     return pick(nonzero(c), a, b);
   } else {
     return nonzero(c) ? a : b;  // the plain ternary (kLaneValued, kernels/autodiff/jet.hpp)
   }
+}
+
+// Operands of two types (a jet and one of no seeded input, Inactive above) as the one that mixes
+// them: the operand itself where it has that type, else converted.
+template <class X, class Y>
+using Promoted = std::conditional_t<std::is_convertible_v<const Y&, X>, X, Y>;
+template <class P, class X>
+UKES_HD UKES_INLINE decltype(auto) promote(const X& x) {
+  if constexpr (std::is_same_v<X, P>) {
+    return (x);
+  } else {
+    return P(x);
+  }
+}
+template <class C, class A, class B>
+UKES_HD UKES_INLINE auto choose(const C& c, const A& a, const B& b) {
+  using P = Promoted<A, B>;
+  return choose(c, promote<P>(a), promote<P>(b));
 }
 
 // sin and cos. On a lane type both come from one reduction (sin_and_cos, kernels/autodiff/jet.hpp),
@@ -192,6 +226,25 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
   } else {
     // A new operation without a branch here fails to compile, not a silent NaN.
     static_assert(kOp == Op::kAdd, "an operation without a definition in expr::detail::apply");
+  }
+}
+
+// Operands of two types (generated code's, Inactive above): the arithmetic operators take them as
+// they are (kernels/autodiff/jet.hpp), the other operations once promoted to the type that mixes
+// them, whose gradient the compiler then knows to be zero.
+template <Op kOp, class X, class Y, std::enable_if_t<!std::is_same_v<X, Y>, int> = 0>
+UKES_HD UKES_INLINE auto apply(const X& x, const Y& y) {
+  if constexpr (kOp == Op::kAdd) {
+    return x + y;
+  } else if constexpr (kOp == Op::kSub) {
+    return x - y;
+  } else if constexpr (kOp == Op::kMul) {
+    return x * y;
+  } else if constexpr (kOp == Op::kDiv) {
+    return x / y;
+  } else {
+    using P = Promoted<X, Y>;
+    return apply<kOp, P>(promote<P>(x), promote<P>(y));
   }
 }
 

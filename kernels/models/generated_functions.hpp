@@ -67,18 +67,20 @@ struct GeneratedFunctions : HeldParameterSlots<Segments, kSlotsHeld> {
                     SegmentArrayStore<S>{&Q[0]});
   }
 
-  template <class S, class T>
-  UKES_HD static void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) {
+  // Time, and Q in the velocity rows, may be types of their own: a constraint form's jets of no
+  // seeded input (kernels/uk/constraint_form.hpp).
+  template <class S, class Time, class T>
+  UKES_HD UKES_INLINE static void position_rows(const Vec<S, kN>& q, Time t, const T* p, S* phi) {
     const Parameters<T> slots(p);
-    Segments::PositionRows(expr::Inputs<S, T>{&q[0], nullptr, t, slots.values(), nullptr},
+    Segments::PositionRows(expr::Inputs<S, T, S, Time>{&q[0], nullptr, t, slots.values(), nullptr},
                            SegmentArrayStore<S>{phi});
   }
 
-  template <class S, class T>
-  UKES_HD static void velocity_rows(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
-                                    S* psi) {
+  template <class Q, class S, class Time, class T>
+  UKES_HD UKES_INLINE static void velocity_rows(const Vec<Q, kN>& q, const Vec<S, kN>& qd, Time t,
+                                                const T* p, S* psi) {
     const Parameters<T> slots(p);
-    Segments::VelocityRows(expr::Inputs<S, T>{&q[0], &qd[0], t, slots.values(), nullptr},
+    Segments::VelocityRows(expr::Inputs<S, T, Q, Time>{&q[0], &qd[0], t, slots.values(), nullptr},
                            SegmentArrayStore<S>{psi});
   }
 

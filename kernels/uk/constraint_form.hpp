@@ -28,6 +28,40 @@ UKES_HD UKES_INLINE void seed(J& x, T value, int k, T rate = T(0)) {
 #endif
 }
 
+// The rows with t, and q in the velocity rows, as jets of no seeded input (Jet<T, 0>,
+// kernels/autodiff/jet.hpp) where the model takes them (generated functions, kernels/models/
+// generated_functions.hpp): values of those alone are then three numbers, not N + 3. Other models
+// (the interpreter, whose registers are of one type) get jets that do not vary, built as they
+// were before Jet<T, 0>.
+template <class Model, class J, class T>
+UKES_HD UKES_INLINE void position_rows_moving(const Model& model, const Vec<J, Model::kN>& qj, T t,
+                                              const T* p, J* phi) {
+  const Jet<T, 0> time(t, T(1), T(0));
+  if constexpr (requires { model.position_rows(qj, time, p, phi); }) {
+    model.position_rows(qj, time, p, phi);
+  } else {
+    model.position_rows(qj, J(t, T(1), T(0)), p, phi);
+  }
+}
+template <class Model, class J, class T>
+UKES_HD UKES_INLINE void velocity_rows_moving(const Model& model, const Vec<T, Model::kN>& q,
+                                              const Vec<T, Model::kN>& qd,
+                                              const Vec<J, Model::kN>& qdj, T t, const T* p,
+                                              J* psi) {
+  constexpr int n = Model::kN;
+  using Unseeded = Jet<T, 0>;
+  Vec<Unseeded, n> qu;  // (nvcc 13's front end crashed on a requires-expression with parameters)
+  const Unseeded time(t, T(1), T(0));
+  if constexpr (requires { model.velocity_rows(qu, qdj, time, p, psi); }) {
+    for (int j = 0; j < n; ++j) qu[j] = Unseeded(q[j], qd[j], T(0));
+    model.velocity_rows(qu, qdj, time, p, psi);
+  } else {
+    Vec<J, n> qj;
+    for (int j = 0; j < n; ++j) qj[j] = J(q[j], qd[j], T(0));
+    model.velocity_rows(qj, qdj, J(t, T(1), T(0)), p, psi);
+  }
+}
+
 template <class Model, class T>
 struct ConstraintForm {
   static constexpr int kN = Model::kN;
@@ -63,7 +97,7 @@ UKES_HD UKES_FLATTEN void write_constraint_form(const Model& model, const Vec<T,
       Vec<J, n> qj;
       for (int j = 0; j < n; ++j) seed(qj[j], q[j], j, qd[j]);
       J phi[kPositionCapacity<Model>];
-      model.position_rows(qj, J(t, T(1), T(0)), p, phi);
+      position_rows_moving(model, qj, t, p, phi);
       for (int r = 0; r < shape.position_rows; ++r) {
         for (int j = 0; j < n; ++j) f.A(r, j) = phi[r].gradient(j);
         f.value[r] = phi[r].c0;
@@ -74,13 +108,10 @@ UKES_HD UKES_FLATTEN void write_constraint_form(const Model& model, const Vec<T,
   }
   if constexpr (kVelocityCapacity < Model >> 0) {
     if (shape.velocity_rows > 0) {
-      Vec<J, n> qj, qdj;
-      for (int j = 0; j < n; ++j) {
-        qj[j] = J(q[j], qd[j], T(0));
-        seed(qdj[j], qd[j], j);
-      }
+      Vec<J, n> qdj;
+      for (int j = 0; j < n; ++j) seed(qdj[j], qd[j], j);
       J psi[kVelocityCapacity<Model>];
-      model.velocity_rows(qj, qdj, J(t, T(1), T(0)), p, psi);
+      velocity_rows_moving(model, q, qd, qdj, t, p, psi);
       for (int r = 0; r < shape.velocity_rows; ++r) {
         const int row = shape.position_rows + r;
         for (int j = 0; j < n; ++j) f.A(row, j) = psi[r].gradient(j);
@@ -124,7 +155,12 @@ UKES_HD UKES_FLATTEN void position_rows_with_jacobian(
     Vec<J, n> qj;
     for (int j = 0; j < n; ++j) seed(qj[j], q[j], j);
     J phi_j[kPositionCapacity<Model>];
-    model.position_rows(qj, J(t), p, phi_j);
+    const Jet<T, 0> time(t);
+    if constexpr (requires { model.position_rows(qj, time, p, phi_j); }) {
+      model.position_rows(qj, time, p, phi_j);
+    } else {
+      model.position_rows(qj, J(t), p, phi_j);
+    }
     for (int r = 0; r < model_shape(model).position_rows; ++r) {
       phi[r] = phi_j[r].c0;
       for (int j = 0; j < n; ++j) Ap(r, j) = phi_j[r].gradient(j);

@@ -7,11 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/autodiff/jet.hpp"
@@ -618,6 +621,57 @@ TEST(ExpressionRegisters, MoreThan64LiveValuesAreALimit) {
     EXPECT_TRUE(e.limit);
     EXPECT_NE(e.reason.find("64"), std::string::npos) << e.reason;
   }
+}
+
+// ---------------------------------------------------------------- operands of no seeded input
+
+// Generated code (kernels/backend/cuda/jit/codegen.cpp) gives constants, parameters, time and the
+// unseeded coordinates the type Jet<T, 0>, and every operation mixes it with a jet: each must
+// give what it gives the same operand held as a jet that does not vary, bit for bit, with the
+// jet's type; of two such operands, a jet of no seeded input again.
+template <int N>
+void expect_same_jet(const Jet<double, N>& got, const J& want) {
+  auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  EXPECT_EQ(bits(got.c0), bits(want.c0));
+  EXPECT_EQ(bits(got.c1), bits(want.c1));
+  EXPECT_EQ(bits(got.c2), bits(want.c2));
+  EXPECT_EQ(got.varies, want.varies);
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(bits(got.gradient(k)), bits(want.gradient(k)));
+}
+
+template <Op kOp, int kArity>
+void expect_mixed_operands_as_jets(const char* spelling) {
+  using U = Jet<double, 0>;
+  SCOPED_TRACE(spelling);
+  const J x = J::variable(0.7, 0, 0.3, -0.2);
+  const U u(0.4, 1.5, -0.25), truth(1.0);
+  const J u_held(0.4, 1.5, -0.25), truth_held(1.0);
+  if constexpr (kArity == 1) {
+    const auto r = expr::detail::apply<kOp>(u, u);
+    static_assert(std::is_same_v<decltype(r), const U>);
+    expect_same_jet(r, expr::detail::apply<kOp>(u_held, u_held));
+  } else if constexpr (kArity == 2) {
+    const auto xu = expr::detail::apply<kOp>(x, u), ux = expr::detail::apply<kOp>(u, x);
+    const auto uu = expr::detail::apply<kOp>(u, u);
+    static_assert(std::is_same_v<decltype(xu), const J> && std::is_same_v<decltype(ux), const J>);
+    static_assert(std::is_same_v<decltype(uu), const U>);
+    expect_same_jet(xu, expr::detail::apply<kOp>(x, u_held));
+    expect_same_jet(ux, expr::detail::apply<kOp>(u_held, x));
+    expect_same_jet(uu, expr::detail::apply<kOp>(u_held, u_held));
+  } else {  // `if`: the condition is of no seeded input, either branch may be
+    expect_same_jet(expr::detail::choose(truth, x, u), expr::detail::choose(truth_held, x, u_held));
+    expect_same_jet(expr::detail::choose(truth, u, x), expr::detail::choose(truth_held, u_held, x));
+    expect_same_jet(expr::detail::choose(u - u, x, u),
+                    expr::detail::choose(u_held - u_held, x, u_held));
+  }
+}
+
+TEST(Expression, OperandsOfNoSeededInputMixWithJetsBitForBit) {
+#define UKES_TEST_MIXED(Name, spelling, arity) \
+  expect_mixed_operands_as_jets<Op::k##Name, arity>(spelling);
+  UKES_EXPR_OPERATORS(UKES_TEST_MIXED)
+  UKES_EXPR_FUNCTIONS(UKES_TEST_MIXED)
+#undef UKES_TEST_MIXED
 }
 
 }  // namespace

@@ -133,6 +133,26 @@ void expect_generated_matches_interpreter(const std::string& name) {
       EXPECT_TRUE(same_bits(psi[0][r], psi[1][r])) << "psi[" << r << "]";
       EXPECT_TRUE(same_bits(psi_j[r], psi_jg[r])) << "psi[" << r << "] as a jet";
     }
+
+    // As the constraint form calls them (kernels/uk/constraint_form.hpp): t, and q in the
+    // velocity rows, as jets of no seeded input (Jet<double, 0>), which the generated code keeps
+    // as three numbers; the interpreter gets them as jets that do not vary.
+    using Unseeded = Jet<double, 0>;
+    Vec<J, K> q_moving;
+    Vec<Unseeded, G> q_unseeded;
+    for (int j = 0; j < K; ++j) {
+      q_moving[j] = J(q[j], qd[j], 0.0);
+      if (j < G) q_unseeded[j] = Unseeded(q[j], qd[j], 0.0);
+    }
+    const Unseeded time(t, 1.0, 0.0);
+    JG phi_typed[K], psi_typed[K];
+    generated.position_rows(qjg, time, pg, phi_typed);
+    interpreted.velocity_rows(q_moving, qdj, J(t, 1.0, 0.0), p, psi_j);
+    generated.velocity_rows(q_unseeded, qdjg, time, pg, psi_typed);
+    for (int r = 0; r < shape.position_rows; ++r)
+      EXPECT_TRUE(same_bits(phi_j[r], phi_typed[r])) << "phi[" << r << "], t unseeded by type";
+    for (int r = 0; r < shape.velocity_rows; ++r)
+      EXPECT_TRUE(same_bits(psi_j[r], psi_typed[r])) << "psi[" << r << "], q unseeded by type";
   }
 }
 

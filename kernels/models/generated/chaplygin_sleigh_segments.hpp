@@ -12,9 +12,10 @@ struct ChaplyginSleighSegments {
   static constexpr int kParamSlots = 3;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,89 +49,98 @@ struct ChaplyginSleighSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
     store(33, v0);
-    const S v3(T(0x0p+0));
+    const C v3(T(0x0p+0));
     store(1, v3);
     store(32, v3);
     store(2, v3);
     store(64, v3);
     store(34, v3);
     store(65, v3);
-    const S v10(in.p[1]);
+    const C v10(in.p[1]);
     store(66, v10);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v12(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v12(T(0x0p+0));
     store(0, v12);
     store(1, v12);
     store(2, v12);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v16 = in.q[2];
-    const S v17 = expr::detail::apply<expr::Op::kSin>(v16, v16);
-    const S v18 = expr::detail::apply<expr::Op::kNeg>(v17, v17);
-    const S& v19 = in.qd[0];
-    const S v20 = expr::detail::apply<expr::Op::kMul>(v18, v19);
-    const S v21 = expr::detail::apply<expr::Op::kCos>(v16, v16);
-    const S& v22 = in.qd[1];
-    const S v23 = expr::detail::apply<expr::Op::kMul>(v21, v22);
-    const S v24 = expr::detail::apply<expr::Op::kAdd>(v20, v23);
-    const S v25(in.p[2]);
-    const S& v26 = in.qd[2];
-    const S v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
-    const S v28 = expr::detail::apply<expr::Op::kSub>(v24, v27);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v16 = in.q[2];
+    const auto v17 = expr::detail::apply<expr::Op::kSin>(v16, v16);
+    const auto v18 = expr::detail::apply<expr::Op::kNeg>(v17, v17);
+    const auto& v19 = in.qd[0];
+    const auto v20 = expr::detail::apply<expr::Op::kMul>(v18, v19);
+    const auto v21 = expr::detail::apply<expr::Op::kCos>(v16, v16);
+    const auto& v22 = in.qd[1];
+    const auto v23 = expr::detail::apply<expr::Op::kMul>(v21, v22);
+    const auto v24 = expr::detail::apply<expr::Op::kAdd>(v20, v23);
+    const C v25(in.p[2]);
+    const auto& v26 = in.qd[2];
+    const auto v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
+    const auto v28 = expr::detail::apply<expr::Op::kSub>(v24, v27);
     store(0, v28);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v30(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v30(T(0x0p+0));
     store(0, v30);
     store(1, v30);
     store(2, v30);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v34(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v34(T(0x1p+0));
     store(0, v34);
     store(2, v34);
-    const S v37(in.p[2]);
+    const C v37(in.p[2]);
     store(1, v37);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
 };
 

@@ -12,9 +12,10 @@ struct DuffingSegments {
   static constexpr int kParamSlots = 13;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,122 +49,131 @@ struct DuffingSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
-    const S v2(T(0x0p+0));
+    const C v2(T(0x0p+0));
     store(1, v2);
     store(32, v2);
-    const S v5(in.p[1]);
+    const C v5(in.p[1]);
     store(33, v5);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v7(in.p[2]);
-    const S& v8 = in.q[0];
-    const S& v9 = in.q[1];
-    const S v10 = expr::detail::apply<expr::Op::kSub>(v8, v9);
-    const S v11 = expr::detail::apply<expr::Op::kMul>(v7, v10);
-    const S v12(in.p[6]);
-    const S& v13 = in.qd[0];
-    const S& v14 = in.qd[1];
-    const S v15 = expr::detail::apply<expr::Op::kSub>(v13, v14);
-    const S v16 = expr::detail::apply<expr::Op::kMul>(v12, v15);
-    const S v17 = expr::detail::apply<expr::Op::kAdd>(v11, v16);
-    const S v18(in.p[4]);
-    const S v19 = expr::detail::apply<expr::Op::kMul>(v18, v10);
-    const S v20 = expr::detail::apply<expr::Op::kMul>(v19, v10);
-    const S v21 = expr::detail::apply<expr::Op::kMul>(v20, v10);
-    const S v22 = expr::detail::apply<expr::Op::kAdd>(v17, v21);
-    const S v23 = expr::detail::apply<expr::Op::kNeg>(v22, v22);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v7(in.p[2]);
+    const auto& v8 = in.q[0];
+    const auto& v9 = in.q[1];
+    const auto v10 = expr::detail::apply<expr::Op::kSub>(v8, v9);
+    const auto v11 = expr::detail::apply<expr::Op::kMul>(v7, v10);
+    const C v12(in.p[6]);
+    const auto& v13 = in.qd[0];
+    const auto& v14 = in.qd[1];
+    const auto v15 = expr::detail::apply<expr::Op::kSub>(v13, v14);
+    const auto v16 = expr::detail::apply<expr::Op::kMul>(v12, v15);
+    const auto v17 = expr::detail::apply<expr::Op::kAdd>(v11, v16);
+    const C v18(in.p[4]);
+    const auto v19 = expr::detail::apply<expr::Op::kMul>(v18, v10);
+    const auto v20 = expr::detail::apply<expr::Op::kMul>(v19, v10);
+    const auto v21 = expr::detail::apply<expr::Op::kMul>(v20, v10);
+    const auto v22 = expr::detail::apply<expr::Op::kAdd>(v17, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kNeg>(v22, v22);
     store(0, v23);
-    const S v25(in.p[11]);
-    const S v26 = expr::detail::apply<expr::Op::kMul>(v25, v10);
-    const S v27(in.p[3]);
-    const S v28 = expr::detail::apply<expr::Op::kMul>(v27, v9);
-    const S v29 = expr::detail::apply<expr::Op::kAdd>(v26, v28);
-    const S v30 = expr::detail::apply<expr::Op::kSub>(v29, v16);
-    const S v31(in.p[7]);
-    const S v32 = expr::detail::apply<expr::Op::kMul>(v31, v14);
-    const S v33 = expr::detail::apply<expr::Op::kAdd>(v30, v32);
-    const S v34(in.p[5]);
-    const S v35 = expr::detail::apply<expr::Op::kMul>(v34, v9);
-    const S v36 = expr::detail::apply<expr::Op::kMul>(v35, v9);
-    const S v37 = expr::detail::apply<expr::Op::kMul>(v36, v9);
-    const S v38 = expr::detail::apply<expr::Op::kAdd>(v33, v37);
-    const S v39 = expr::detail::apply<expr::Op::kSub>(v38, v21);
-    const S v40 = expr::detail::apply<expr::Op::kNeg>(v39, v39);
+    const C v25(in.p[11]);
+    const auto v26 = expr::detail::apply<expr::Op::kMul>(v25, v10);
+    const C v27(in.p[3]);
+    const auto v28 = expr::detail::apply<expr::Op::kMul>(v27, v9);
+    const auto v29 = expr::detail::apply<expr::Op::kAdd>(v26, v28);
+    const auto v30 = expr::detail::apply<expr::Op::kSub>(v29, v16);
+    const C v31(in.p[7]);
+    const auto v32 = expr::detail::apply<expr::Op::kMul>(v31, v14);
+    const auto v33 = expr::detail::apply<expr::Op::kAdd>(v30, v32);
+    const C v34(in.p[5]);
+    const auto v35 = expr::detail::apply<expr::Op::kMul>(v34, v9);
+    const auto v36 = expr::detail::apply<expr::Op::kMul>(v35, v9);
+    const auto v37 = expr::detail::apply<expr::Op::kMul>(v36, v9);
+    const auto v38 = expr::detail::apply<expr::Op::kAdd>(v33, v37);
+    const auto v39 = expr::detail::apply<expr::Op::kSub>(v38, v21);
+    const auto v40 = expr::detail::apply<expr::Op::kNeg>(v39, v39);
     store(1, v40);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v42 = in.q[0];
-    const S& v43 = in.q[1];
-    const S v44 = expr::detail::apply<expr::Op::kSub>(v42, v43);
-    const S v45(in.p[8]);
-    const S v46(in.p[12]);
-    const S& v47 = in.t;
-    const S v48 = expr::detail::apply<expr::Op::kMul>(v46, v47);
-    const S v49 = expr::detail::apply<expr::Op::kExp>(v48, v48);
-    const S v50 = expr::detail::apply<expr::Op::kMul>(v45, v49);
-    const S v51(in.p[9]);
-    const S v52 = expr::detail::apply<expr::Op::kMul>(v51, v47);
-    const S v53 = expr::detail::apply<expr::Op::kSin>(v52, v52);
-    const S v54 = expr::detail::apply<expr::Op::kMul>(v50, v53);
-    const S v55 = expr::detail::apply<expr::Op::kSub>(v44, v54);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v42 = in.q[0];
+    const auto& v43 = in.q[1];
+    const auto v44 = expr::detail::apply<expr::Op::kSub>(v42, v43);
+    const C v45(in.p[8]);
+    const C v46(in.p[12]);
+    const auto& v47 = in.t;
+    const auto v48 = expr::detail::apply<expr::Op::kMul>(v46, v47);
+    const auto v49 = expr::detail::apply<expr::Op::kExp>(v48, v48);
+    const auto v50 = expr::detail::apply<expr::Op::kMul>(v45, v49);
+    const C v51(in.p[9]);
+    const auto v52 = expr::detail::apply<expr::Op::kMul>(v51, v47);
+    const auto v53 = expr::detail::apply<expr::Op::kSin>(v52, v52);
+    const auto v54 = expr::detail::apply<expr::Op::kMul>(v50, v53);
+    const auto v55 = expr::detail::apply<expr::Op::kSub>(v44, v54);
     store(0, v55);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v57(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v57(T(0x1p+0));
     store(0, v57);
     store(1, v57);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v60(in.p[8]);
-    const S v61(in.p[9]);
-    const S v62 = expr::detail::apply<expr::Op::kMul>(v60, v61);
-    const S v63(T(0x1p+1));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v60(in.p[8]);
+    const C v61(in.p[9]);
+    const auto v62 = expr::detail::apply<expr::Op::kMul>(v60, v61);
+    const C v63(T(0x1p+1));
     store(1, v63);
-    const S v65 = expr::detail::apply<expr::Op::kAdd>(v62, v63);
+    const auto v65 = expr::detail::apply<expr::Op::kAdd>(v62, v63);
     store(0, v65);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v67(in.p[2]);
-    const S v68 = expr::detail::apply<expr::Op::kNeg>(v67, v67);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v67(in.p[2]);
+    const auto v68 = expr::detail::apply<expr::Op::kNeg>(v67, v67);
     store(11, v68);
-    const S v70(in.p[10]);
-    const S v71 = expr::detail::apply<expr::Op::kNeg>(v70, v70);
+    const C v70(in.p[10]);
+    const auto v71 = expr::detail::apply<expr::Op::kNeg>(v70, v70);
     store(12, v71);
   }
 };

@@ -12,9 +12,10 @@ struct EllipseParticleSegments {
   static constexpr int kParamSlots = 7;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,90 +49,99 @@ struct EllipseParticleSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
     store(33, v0);
-    const S v3(T(0x0p+0));
+    const C v3(T(0x0p+0));
     store(1, v3);
     store(32, v3);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v6(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v6(T(0x0p+0));
     store(0, v6);
-    const S v8(in.p[4]);
+    const C v8(in.p[4]);
     store(1, v8);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v10 = in.q[0];
-    const S v11 = expr::detail::apply<expr::Op::kMul>(v10, v10);
-    const S v12(in.p[5]);
-    const S v13 = expr::detail::apply<expr::Op::kDiv>(v11, v12);
-    const S& v14 = in.q[1];
-    const S v15 = expr::detail::apply<expr::Op::kMul>(v14, v14);
-    const S v16(in.p[6]);
-    const S v17 = expr::detail::apply<expr::Op::kDiv>(v15, v16);
-    const S v18 = expr::detail::apply<expr::Op::kAdd>(v13, v17);
-    const S v19(T(0x1p+0));
-    const S v20 = expr::detail::apply<expr::Op::kSub>(v18, v19);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v10 = in.q[0];
+    const auto v11 = expr::detail::apply<expr::Op::kMul>(v10, v10);
+    const C v12(in.p[5]);
+    const auto v13 = expr::detail::apply<expr::Op::kDiv>(v11, v12);
+    const auto& v14 = in.q[1];
+    const auto v15 = expr::detail::apply<expr::Op::kMul>(v14, v14);
+    const C v16(in.p[6]);
+    const auto v17 = expr::detail::apply<expr::Op::kDiv>(v15, v16);
+    const auto v18 = expr::detail::apply<expr::Op::kAdd>(v13, v17);
+    const C v19(T(0x1p+0));
+    const auto v20 = expr::detail::apply<expr::Op::kSub>(v18, v19);
     store(0, v20);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v22(in.p[1]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v22(in.p[1]);
     store(0, v22);
-    const S v24(T(0x0p+0));
+    const C v24(T(0x0p+0));
     store(1, v24);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v26(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v26(T(0x0p+0));
     store(0, v26);
-    const S v28(T(0x1p+0));
+    const C v28(T(0x1p+0));
     store(1, v28);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v30(in.p[0]);
-    const S v31 = expr::detail::apply<expr::Op::kNeg>(v30, v30);
-    const S v32(in.p[3]);
-    const S v33 = expr::detail::apply<expr::Op::kMul>(v31, v32);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v30(in.p[0]);
+    const auto v31 = expr::detail::apply<expr::Op::kNeg>(v30, v30);
+    const C v32(in.p[3]);
+    const auto v33 = expr::detail::apply<expr::Op::kMul>(v31, v32);
     store(4, v33);
-    const S v35(in.p[1]);
-    const S v36 = expr::detail::apply<expr::Op::kMul>(v35, v35);
+    const C v35(in.p[1]);
+    const auto v36 = expr::detail::apply<expr::Op::kMul>(v35, v35);
     store(5, v36);
-    const S v38(in.p[2]);
-    const S v39 = expr::detail::apply<expr::Op::kMul>(v38, v38);
+    const C v38(in.p[2]);
+    const auto v39 = expr::detail::apply<expr::Op::kMul>(v38, v38);
     store(6, v39);
   }
 };

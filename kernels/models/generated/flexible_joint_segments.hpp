@@ -12,9 +12,10 @@ struct FlexibleJointSegments {
   static constexpr int kParamSlots = 23;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,34 +49,35 @@ struct FlexibleJointSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[1]);
-    const S v1(in.p[14]);
-    const S v2(in.p[15]);
-    const S v3(in.p[16]);
-    const S& v4 = in.q[1];
-    const S v5 = expr::detail::apply<expr::Op::kCos>(v4, v4);
-    const S v6 = expr::detail::apply<expr::Op::kMul>(v3, v5);
-    const S v7 = expr::detail::apply<expr::Op::kAdd>(v2, v6);
-    const S v8 = expr::detail::apply<expr::Op::kMul>(v0, v7);
-    const S v9(in.p[17]);
-    const S v10 = expr::detail::apply<expr::Op::kAdd>(v8, v9);
-    const S v11(in.p[5]);
-    const S v12 = expr::detail::apply<expr::Op::kAdd>(v10, v11);
-    const S v13(in.p[6]);
-    const S v14 = expr::detail::apply<expr::Op::kAdd>(v12, v13);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[1]);
+    const C v1(in.p[14]);
+    const C v2(in.p[15]);
+    const C v3(in.p[16]);
+    const auto& v4 = in.q[1];
+    const auto v5 = expr::detail::apply<expr::Op::kCos>(v4, v4);
+    const auto v6 = expr::detail::apply<expr::Op::kMul>(v3, v5);
+    const auto v7 = expr::detail::apply<expr::Op::kAdd>(v2, v6);
+    const auto v8 = expr::detail::apply<expr::Op::kMul>(v0, v7);
+    const C v9(in.p[17]);
+    const auto v10 = expr::detail::apply<expr::Op::kAdd>(v8, v9);
+    const C v11(in.p[5]);
+    const auto v12 = expr::detail::apply<expr::Op::kAdd>(v10, v11);
+    const C v13(in.p[6]);
+    const auto v14 = expr::detail::apply<expr::Op::kAdd>(v12, v13);
     store(0, v14);
-    const S v16(in.p[18]);
-    const S v17 = expr::detail::apply<expr::Op::kMul>(v16, v5);
-    const S v18 = expr::detail::apply<expr::Op::kAdd>(v1, v17);
-    const S v19 = expr::detail::apply<expr::Op::kMul>(v0, v18);
-    const S v20 = expr::detail::apply<expr::Op::kAdd>(v19, v13);
+    const C v16(in.p[18]);
+    const auto v17 = expr::detail::apply<expr::Op::kMul>(v16, v5);
+    const auto v18 = expr::detail::apply<expr::Op::kAdd>(v1, v17);
+    const auto v19 = expr::detail::apply<expr::Op::kMul>(v0, v18);
+    const auto v20 = expr::detail::apply<expr::Op::kAdd>(v19, v13);
     store(1, v20);
     store(32, v20);
-    const S v23(T(0x0p+0));
+    const C v23(T(0x0p+0));
     store(2, v23);
     store(64, v23);
     store(3, v23);
@@ -86,145 +88,153 @@ struct FlexibleJointSegments {
     store(97, v23);
     store(67, v23);
     store(98, v23);
-    const S v34(in.p[19]);
+    const C v34(in.p[19]);
     store(33, v34);
-    const S v36(in.p[7]);
+    const C v36(in.p[7]);
     store(66, v36);
-    const S v38(in.p[8]);
+    const C v38(in.p[8]);
     store(99, v38);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v40(in.p[20]);
-    const S& v41 = in.q[1];
-    const S v42 = expr::detail::apply<expr::Op::kSin>(v41, v41);
-    const S v43 = expr::detail::apply<expr::Op::kMul>(v40, v42);
-    const S v44 = expr::detail::apply<expr::Op::kNeg>(v43, v43);
-    const S& v45 = in.qd[1];
-    const S v46 = expr::detail::apply<expr::Op::kMul>(v44, v45);
-    const S v47(T(0x1p+1));
-    const S& v48 = in.qd[0];
-    const S v49 = expr::detail::apply<expr::Op::kMul>(v47, v48);
-    const S v50 = expr::detail::apply<expr::Op::kAdd>(v49, v45);
-    const S v51 = expr::detail::apply<expr::Op::kMul>(v46, v50);
-    const S v52 = expr::detail::apply<expr::Op::kNeg>(v51, v51);
-    const S& v53 = in.q[0];
-    const S v54 = expr::detail::apply<expr::Op::kAdd>(v53, v41);
-    const S v55 = expr::detail::apply<expr::Op::kSin>(v54, v54);
-    const S v56(in.p[21]);
-    const S v57 = expr::detail::apply<expr::Op::kSin>(v53, v53);
-    const S v58 = expr::detail::apply<expr::Op::kMul>(v56, v57);
-    const S v59(in.p[22]);
-    const S v60 = expr::detail::apply<expr::Op::kMul>(v59, v55);
-    const S v61 = expr::detail::apply<expr::Op::kAdd>(v58, v60);
-    const S v62 = expr::detail::apply<expr::Op::kSub>(v52, v61);
-    const S v63(in.p[9]);
-    const S& v64 = in.q[2];
-    const S v65 = expr::detail::apply<expr::Op::kSub>(v53, v64);
-    const S v66 = expr::detail::apply<expr::Op::kMul>(v63, v65);
-    const S v67 = expr::detail::apply<expr::Op::kSub>(v62, v66);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v40(in.p[20]);
+    const auto& v41 = in.q[1];
+    const auto v42 = expr::detail::apply<expr::Op::kSin>(v41, v41);
+    const auto v43 = expr::detail::apply<expr::Op::kMul>(v40, v42);
+    const auto v44 = expr::detail::apply<expr::Op::kNeg>(v43, v43);
+    const auto& v45 = in.qd[1];
+    const auto v46 = expr::detail::apply<expr::Op::kMul>(v44, v45);
+    const C v47(T(0x1p+1));
+    const auto& v48 = in.qd[0];
+    const auto v49 = expr::detail::apply<expr::Op::kMul>(v47, v48);
+    const auto v50 = expr::detail::apply<expr::Op::kAdd>(v49, v45);
+    const auto v51 = expr::detail::apply<expr::Op::kMul>(v46, v50);
+    const auto v52 = expr::detail::apply<expr::Op::kNeg>(v51, v51);
+    const auto& v53 = in.q[0];
+    const auto v54 = expr::detail::apply<expr::Op::kAdd>(v53, v41);
+    const auto v55 = expr::detail::apply<expr::Op::kSin>(v54, v54);
+    const C v56(in.p[21]);
+    const auto v57 = expr::detail::apply<expr::Op::kSin>(v53, v53);
+    const auto v58 = expr::detail::apply<expr::Op::kMul>(v56, v57);
+    const C v59(in.p[22]);
+    const auto v60 = expr::detail::apply<expr::Op::kMul>(v59, v55);
+    const auto v61 = expr::detail::apply<expr::Op::kAdd>(v58, v60);
+    const auto v62 = expr::detail::apply<expr::Op::kSub>(v52, v61);
+    const C v63(in.p[9]);
+    const auto& v64 = in.q[2];
+    const auto v65 = expr::detail::apply<expr::Op::kSub>(v53, v64);
+    const auto v66 = expr::detail::apply<expr::Op::kMul>(v63, v65);
+    const auto v67 = expr::detail::apply<expr::Op::kSub>(v62, v66);
     store(0, v67);
-    const S v69 = expr::detail::apply<expr::Op::kMul>(v43, v48);
-    const S v70 = expr::detail::apply<expr::Op::kMul>(v69, v48);
-    const S v71 = expr::detail::apply<expr::Op::kNeg>(v70, v70);
-    const S v72 = expr::detail::apply<expr::Op::kSub>(v71, v60);
-    const S v73(in.p[10]);
-    const S& v74 = in.q[3];
-    const S v75 = expr::detail::apply<expr::Op::kSub>(v41, v74);
-    const S v76 = expr::detail::apply<expr::Op::kMul>(v73, v75);
-    const S v77 = expr::detail::apply<expr::Op::kSub>(v72, v76);
+    const auto v69 = expr::detail::apply<expr::Op::kMul>(v43, v48);
+    const auto v70 = expr::detail::apply<expr::Op::kMul>(v69, v48);
+    const auto v71 = expr::detail::apply<expr::Op::kNeg>(v70, v70);
+    const auto v72 = expr::detail::apply<expr::Op::kSub>(v71, v60);
+    const C v73(in.p[10]);
+    const auto& v74 = in.q[3];
+    const auto v75 = expr::detail::apply<expr::Op::kSub>(v41, v74);
+    const auto v76 = expr::detail::apply<expr::Op::kMul>(v73, v75);
+    const auto v77 = expr::detail::apply<expr::Op::kSub>(v72, v76);
     store(1, v77);
-    const S v79(in.p[12]);
-    const S v80 = expr::detail::apply<expr::Op::kAdd>(v66, v79);
+    const C v79(in.p[12]);
+    const auto v80 = expr::detail::apply<expr::Op::kAdd>(v66, v79);
     store(2, v80);
-    const S v82(in.p[13]);
-    const S v83 = expr::detail::apply<expr::Op::kAdd>(v76, v82);
+    const C v82(in.p[13]);
+    const auto v83 = expr::detail::apply<expr::Op::kAdd>(v76, v82);
     store(3, v83);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v85 = in.qd[0];
-    const S& v86 = in.qd[1];
-    const S v87 = expr::detail::apply<expr::Op::kAdd>(v85, v86);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v85 = in.qd[0];
+    const auto& v86 = in.qd[1];
+    const auto v87 = expr::detail::apply<expr::Op::kAdd>(v85, v86);
     store(0, v87);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v89(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v89(T(0x0p+0));
     store(0, v89);
     store(1, v89);
     store(2, v89);
     store(3, v89);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v94(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v94(T(0x1p+0));
     store(0, v94);
-    const S v96(-T(0x1.999999999999ap-4));
+    const C v96(-T(0x1.999999999999ap-4));
     store(1, v96);
-    const S v98(T(0x0p+0));
+    const C v98(T(0x0p+0));
     store(2, v98);
     store(3, v98);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v101(in.p[2]);
-    const S v102 = expr::detail::apply<expr::Op::kMul>(v101, v101);
-    const S v103(in.p[4]);
-    const S v104 = expr::detail::apply<expr::Op::kMul>(v103, v103);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v101(in.p[2]);
+    const auto v102 = expr::detail::apply<expr::Op::kMul>(v101, v101);
+    const C v103(in.p[4]);
+    const auto v104 = expr::detail::apply<expr::Op::kMul>(v103, v103);
     store(14, v104);
-    const S v106 = expr::detail::apply<expr::Op::kAdd>(v102, v104);
+    const auto v106 = expr::detail::apply<expr::Op::kAdd>(v102, v104);
     store(15, v106);
-    const S v108(T(0x1p+1));
-    const S v109 = expr::detail::apply<expr::Op::kMul>(v108, v101);
-    const S v110 = expr::detail::apply<expr::Op::kMul>(v109, v103);
+    const C v108(T(0x1p+1));
+    const auto v109 = expr::detail::apply<expr::Op::kMul>(v108, v101);
+    const auto v110 = expr::detail::apply<expr::Op::kMul>(v109, v103);
     store(16, v110);
-    const S v112(in.p[0]);
-    const S v113(in.p[3]);
-    const S v114 = expr::detail::apply<expr::Op::kMul>(v112, v113);
-    const S v115 = expr::detail::apply<expr::Op::kMul>(v114, v113);
+    const C v112(in.p[0]);
+    const C v113(in.p[3]);
+    const auto v114 = expr::detail::apply<expr::Op::kMul>(v112, v113);
+    const auto v115 = expr::detail::apply<expr::Op::kMul>(v114, v113);
     store(17, v115);
-    const S v117 = expr::detail::apply<expr::Op::kMul>(v101, v103);
+    const auto v117 = expr::detail::apply<expr::Op::kMul>(v101, v103);
     store(18, v117);
-    const S v119(in.p[1]);
-    const S v120 = expr::detail::apply<expr::Op::kMul>(v119, v103);
-    const S v121 = expr::detail::apply<expr::Op::kMul>(v120, v103);
-    const S v122(in.p[6]);
-    const S v123 = expr::detail::apply<expr::Op::kAdd>(v121, v122);
+    const C v119(in.p[1]);
+    const auto v120 = expr::detail::apply<expr::Op::kMul>(v119, v103);
+    const auto v121 = expr::detail::apply<expr::Op::kMul>(v120, v103);
+    const C v122(in.p[6]);
+    const auto v123 = expr::detail::apply<expr::Op::kAdd>(v121, v122);
     store(19, v123);
-    const S v125 = expr::detail::apply<expr::Op::kMul>(v119, v101);
-    const S v126 = expr::detail::apply<expr::Op::kMul>(v125, v103);
+    const auto v125 = expr::detail::apply<expr::Op::kMul>(v119, v101);
+    const auto v126 = expr::detail::apply<expr::Op::kMul>(v125, v103);
     store(20, v126);
-    const S v128 = expr::detail::apply<expr::Op::kAdd>(v114, v125);
-    const S v129(in.p[11]);
-    const S v130 = expr::detail::apply<expr::Op::kMul>(v128, v129);
+    const auto v128 = expr::detail::apply<expr::Op::kAdd>(v114, v125);
+    const C v129(in.p[11]);
+    const auto v130 = expr::detail::apply<expr::Op::kMul>(v128, v129);
     store(21, v130);
-    const S v132 = expr::detail::apply<expr::Op::kMul>(v120, v129);
+    const auto v132 = expr::detail::apply<expr::Op::kMul>(v120, v129);
     store(22, v132);
   }
 };

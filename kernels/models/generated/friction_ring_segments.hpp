@@ -12,9 +12,10 @@ struct FrictionRingSegments {
   static constexpr int kParamSlots = 9;
   static constexpr bool kNonIdeal = true;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,110 +49,119 @@ struct FrictionRingSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
     store(33, v0);
-    const S v3(T(0x0p+0));
+    const C v3(T(0x0p+0));
     store(1, v3);
     store(32, v3);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v6(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v6(T(0x0p+0));
     store(0, v6);
-    const S v8(in.p[5]);
+    const C v8(in.p[5]);
     store(1, v8);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v10 = in.q[0];
-    const S v11 = expr::detail::apply<expr::Op::kMul>(v10, v10);
-    const S& v12 = in.q[1];
-    const S v13 = expr::detail::apply<expr::Op::kMul>(v12, v12);
-    const S v14 = expr::detail::apply<expr::Op::kAdd>(v11, v13);
-    const S v15(in.p[6]);
-    const S v16 = expr::detail::apply<expr::Op::kSub>(v14, v15);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v10 = in.q[0];
+    const auto v11 = expr::detail::apply<expr::Op::kMul>(v10, v10);
+    const auto& v12 = in.q[1];
+    const auto v13 = expr::detail::apply<expr::Op::kMul>(v12, v12);
+    const auto v14 = expr::detail::apply<expr::Op::kAdd>(v11, v13);
+    const C v15(in.p[6]);
+    const auto v16 = expr::detail::apply<expr::Op::kSub>(v14, v15);
     store(0, v16);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v18(in.p[7]);
-    const S& v19 = in.qc[0];
-    const S v20 = expr::detail::apply<expr::Op::kMul>(v19, v19);
-    const S& v21 = in.qc[1];
-    const S v22 = expr::detail::apply<expr::Op::kMul>(v21, v21);
-    const S v23 = expr::detail::apply<expr::Op::kAdd>(v20, v22);
-    const S v24 = expr::detail::apply<expr::Op::kSqrt>(v23, v23);
-    const S v25 = expr::detail::apply<expr::Op::kMul>(v18, v24);
-    const S& v26 = in.qd[0];
-    const S v27 = expr::detail::apply<expr::Op::kMul>(v26, v26);
-    const S& v28 = in.qd[1];
-    const S v29 = expr::detail::apply<expr::Op::kMul>(v28, v28);
-    const S v30 = expr::detail::apply<expr::Op::kAdd>(v27, v29);
-    const S v31(in.p[8]);
-    const S v32 = expr::detail::apply<expr::Op::kAdd>(v30, v31);
-    const S v33 = expr::detail::apply<expr::Op::kSqrt>(v32, v32);
-    const S v34 = expr::detail::apply<expr::Op::kDiv>(v25, v33);
-    const S v35 = expr::detail::apply<expr::Op::kMul>(v34, v26);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v18(in.p[7]);
+    const auto& v19 = in.qc[0];
+    const auto v20 = expr::detail::apply<expr::Op::kMul>(v19, v19);
+    const auto& v21 = in.qc[1];
+    const auto v22 = expr::detail::apply<expr::Op::kMul>(v21, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kAdd>(v20, v22);
+    const auto v24 = expr::detail::apply<expr::Op::kSqrt>(v23, v23);
+    const auto v25 = expr::detail::apply<expr::Op::kMul>(v18, v24);
+    const auto& v26 = in.qd[0];
+    const auto v27 = expr::detail::apply<expr::Op::kMul>(v26, v26);
+    const auto& v28 = in.qd[1];
+    const auto v29 = expr::detail::apply<expr::Op::kMul>(v28, v28);
+    const auto v30 = expr::detail::apply<expr::Op::kAdd>(v27, v29);
+    const C v31(in.p[8]);
+    const auto v32 = expr::detail::apply<expr::Op::kAdd>(v30, v31);
+    const auto v33 = expr::detail::apply<expr::Op::kSqrt>(v32, v32);
+    const auto v34 = expr::detail::apply<expr::Op::kDiv>(v25, v33);
+    const auto v35 = expr::detail::apply<expr::Op::kMul>(v34, v26);
     store(0, v35);
-    const S v37 = expr::detail::apply<expr::Op::kMul>(v34, v28);
+    const auto v37 = expr::detail::apply<expr::Op::kMul>(v34, v28);
     store(1, v37);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v39(in.p[1]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v39(in.p[1]);
     store(0, v39);
-    const S v41(T(0x0p+0));
+    const C v41(T(0x0p+0));
     store(1, v41);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v43(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v43(T(0x0p+0));
     store(0, v43);
-    const S v45(T(0x1.8p+1));
+    const C v45(T(0x1.8p+1));
     store(1, v45);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v47(in.p[0]);
-    const S v48 = expr::detail::apply<expr::Op::kNeg>(v47, v47);
-    const S v49(in.p[2]);
-    const S v50 = expr::detail::apply<expr::Op::kMul>(v48, v49);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v47(in.p[0]);
+    const auto v48 = expr::detail::apply<expr::Op::kNeg>(v47, v47);
+    const C v49(in.p[2]);
+    const auto v50 = expr::detail::apply<expr::Op::kMul>(v48, v49);
     store(5, v50);
-    const S v52(in.p[1]);
-    const S v53 = expr::detail::apply<expr::Op::kMul>(v52, v52);
+    const C v52(in.p[1]);
+    const auto v53 = expr::detail::apply<expr::Op::kMul>(v52, v52);
     store(6, v53);
-    const S v55(in.p[3]);
-    const S v56 = expr::detail::apply<expr::Op::kNeg>(v55, v55);
+    const C v55(in.p[3]);
+    const auto v56 = expr::detail::apply<expr::Op::kNeg>(v55, v55);
     store(7, v56);
-    const S v58(in.p[4]);
-    const S v59 = expr::detail::apply<expr::Op::kMul>(v58, v58);
+    const C v58(in.p[4]);
+    const auto v59 = expr::detail::apply<expr::Op::kMul>(v58, v58);
     store(8, v59);
   }
 };

@@ -12,9 +12,10 @@ struct MovingSupportPendulumSegments {
   static constexpr int kParamSlots = 7;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,96 +49,105 @@ struct MovingSupportPendulumSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
     store(33, v0);
-    const S v3(T(0x0p+0));
+    const C v3(T(0x0p+0));
     store(1, v3);
     store(32, v3);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v6(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v6(T(0x0p+0));
     store(0, v6);
-    const S v8(in.p[5]);
+    const C v8(in.p[5]);
     store(1, v8);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v10 = in.q[0];
-    const S v11(in.p[3]);
-    const S v12(in.p[4]);
-    const S& v13 = in.t;
-    const S v14 = expr::detail::apply<expr::Op::kMul>(v12, v13);
-    const S v15 = expr::detail::apply<expr::Op::kSin>(v14, v14);
-    const S v16 = expr::detail::apply<expr::Op::kMul>(v11, v15);
-    const S v17 = expr::detail::apply<expr::Op::kSub>(v10, v16);
-    const S v18 = expr::detail::apply<expr::Op::kMul>(v17, v17);
-    const S& v19 = in.q[1];
-    const S v20 = expr::detail::apply<expr::Op::kMul>(v19, v19);
-    const S v21 = expr::detail::apply<expr::Op::kAdd>(v18, v20);
-    const S v22(in.p[6]);
-    const S v23 = expr::detail::apply<expr::Op::kSub>(v21, v22);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v10 = in.q[0];
+    const C v11(in.p[3]);
+    const C v12(in.p[4]);
+    const auto& v13 = in.t;
+    const auto v14 = expr::detail::apply<expr::Op::kMul>(v12, v13);
+    const auto v15 = expr::detail::apply<expr::Op::kSin>(v14, v14);
+    const auto v16 = expr::detail::apply<expr::Op::kMul>(v11, v15);
+    const auto v17 = expr::detail::apply<expr::Op::kSub>(v10, v16);
+    const auto v18 = expr::detail::apply<expr::Op::kMul>(v17, v17);
+    const auto& v19 = in.q[1];
+    const auto v20 = expr::detail::apply<expr::Op::kMul>(v19, v19);
+    const auto v21 = expr::detail::apply<expr::Op::kAdd>(v18, v20);
+    const C v22(in.p[6]);
+    const auto v23 = expr::detail::apply<expr::Op::kSub>(v21, v22);
     store(0, v23);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v25(in.p[1]);
-    const S v26(T(0x1.2e9cd95baba33p-2));
-    const S v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v25(in.p[1]);
+    const C v26(T(0x1.2e9cd95baba33p-2));
+    const auto v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
     store(0, v27);
-    const S v29 = expr::detail::apply<expr::Op::kNeg>(v25, v25);
-    const S v30(T(0x1.e921dd42f09bap-1));
-    const S v31 = expr::detail::apply<expr::Op::kMul>(v29, v30);
+    const auto v29 = expr::detail::apply<expr::Op::kNeg>(v25, v25);
+    const C v30(T(0x1.e921dd42f09bap-1));
+    const auto v31 = expr::detail::apply<expr::Op::kMul>(v29, v30);
     store(1, v31);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v33(in.p[3]);
-    const S v34(in.p[4]);
-    const S v35 = expr::detail::apply<expr::Op::kMul>(v33, v34);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v33(in.p[3]);
+    const C v34(in.p[4]);
+    const auto v35 = expr::detail::apply<expr::Op::kMul>(v33, v34);
     store(0, v35);
-    const S v37(T(0x0p+0));
+    const C v37(T(0x0p+0));
     store(1, v37);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v39(in.p[0]);
-    const S v40 = expr::detail::apply<expr::Op::kNeg>(v39, v39);
-    const S v41(in.p[2]);
-    const S v42 = expr::detail::apply<expr::Op::kMul>(v40, v41);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v39(in.p[0]);
+    const auto v40 = expr::detail::apply<expr::Op::kNeg>(v39, v39);
+    const C v41(in.p[2]);
+    const auto v42 = expr::detail::apply<expr::Op::kMul>(v40, v41);
     store(5, v42);
-    const S v44(in.p[1]);
-    const S v45 = expr::detail::apply<expr::Op::kMul>(v44, v44);
+    const C v44(in.p[1]);
+    const auto v45 = expr::detail::apply<expr::Op::kMul>(v44, v44);
     store(6, v45);
   }
 };

@@ -12,9 +12,10 @@ struct PendulumPolarSegments {
   static constexpr int kParamSlots = 6;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,104 +49,113 @@ struct PendulumPolarSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
-    const S v2(T(0x0p+0));
+    const C v2(T(0x0p+0));
     store(1, v2);
     store(32, v2);
-    const S& v5 = in.q[0];
-    const S v6 = expr::detail::apply<expr::Op::kMul>(v0, v5);
-    const S v7 = expr::detail::apply<expr::Op::kMul>(v6, v5);
+    const auto& v5 = in.q[0];
+    const auto v6 = expr::detail::apply<expr::Op::kMul>(v0, v5);
+    const auto v7 = expr::detail::apply<expr::Op::kMul>(v6, v5);
     store(33, v7);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v9(in.p[0]);
-    const S& v10 = in.q[0];
-    const S v11 = expr::detail::apply<expr::Op::kMul>(v9, v10);
-    const S& v12 = in.qd[1];
-    const S v13 = expr::detail::apply<expr::Op::kMul>(v11, v12);
-    const S v14 = expr::detail::apply<expr::Op::kMul>(v13, v12);
-    const S v15(in.p[4]);
-    const S& v16 = in.q[1];
-    const S v17 = expr::detail::apply<expr::Op::kCos>(v16, v16);
-    const S v18 = expr::detail::apply<expr::Op::kMul>(v15, v17);
-    const S v19 = expr::detail::apply<expr::Op::kAdd>(v14, v18);
-    const S v20(in.p[3]);
-    const S v21 = expr::detail::apply<expr::Op::kSin>(v16, v16);
-    const S v22 = expr::detail::apply<expr::Op::kMul>(v20, v21);
-    const S v23 = expr::detail::apply<expr::Op::kAdd>(v19, v22);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v9(in.p[0]);
+    const auto& v10 = in.q[0];
+    const auto v11 = expr::detail::apply<expr::Op::kMul>(v9, v10);
+    const auto& v12 = in.qd[1];
+    const auto v13 = expr::detail::apply<expr::Op::kMul>(v11, v12);
+    const auto v14 = expr::detail::apply<expr::Op::kMul>(v13, v12);
+    const C v15(in.p[4]);
+    const auto& v16 = in.q[1];
+    const auto v17 = expr::detail::apply<expr::Op::kCos>(v16, v16);
+    const auto v18 = expr::detail::apply<expr::Op::kMul>(v15, v17);
+    const auto v19 = expr::detail::apply<expr::Op::kAdd>(v14, v18);
+    const C v20(in.p[3]);
+    const auto v21 = expr::detail::apply<expr::Op::kSin>(v16, v16);
+    const auto v22 = expr::detail::apply<expr::Op::kMul>(v20, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kAdd>(v19, v22);
     store(0, v23);
-    const S v25(in.p[5]);
-    const S v26 = expr::detail::apply<expr::Op::kMul>(v25, v10);
-    const S& v27 = in.qd[0];
-    const S v28 = expr::detail::apply<expr::Op::kMul>(v26, v27);
-    const S v29 = expr::detail::apply<expr::Op::kMul>(v28, v12);
-    const S v30 = expr::detail::apply<expr::Op::kMul>(v15, v10);
-    const S v31 = expr::detail::apply<expr::Op::kMul>(v30, v21);
-    const S v32 = expr::detail::apply<expr::Op::kSub>(v29, v31);
-    const S v33 = expr::detail::apply<expr::Op::kMul>(v20, v10);
-    const S v34 = expr::detail::apply<expr::Op::kMul>(v33, v17);
-    const S v35 = expr::detail::apply<expr::Op::kAdd>(v32, v34);
+    const C v25(in.p[5]);
+    const auto v26 = expr::detail::apply<expr::Op::kMul>(v25, v10);
+    const auto& v27 = in.qd[0];
+    const auto v28 = expr::detail::apply<expr::Op::kMul>(v26, v27);
+    const auto v29 = expr::detail::apply<expr::Op::kMul>(v28, v12);
+    const auto v30 = expr::detail::apply<expr::Op::kMul>(v15, v10);
+    const auto v31 = expr::detail::apply<expr::Op::kMul>(v30, v21);
+    const auto v32 = expr::detail::apply<expr::Op::kSub>(v29, v31);
+    const auto v33 = expr::detail::apply<expr::Op::kMul>(v20, v10);
+    const auto v34 = expr::detail::apply<expr::Op::kMul>(v33, v17);
+    const auto v35 = expr::detail::apply<expr::Op::kAdd>(v32, v34);
     store(1, v35);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v37 = in.q[0];
-    const S v38(in.p[1]);
-    const S v39 = expr::detail::apply<expr::Op::kSub>(v37, v38);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v37 = in.q[0];
+    const C v38(in.p[1]);
+    const auto v39 = expr::detail::apply<expr::Op::kSub>(v37, v38);
     store(0, v39);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v41(in.p[1]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v41(in.p[1]);
     store(0, v41);
-    const S v43(T(0x1.0c152382d7365p+0));
+    const C v43(T(0x1.0c152382d7365p+0));
     store(1, v43);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v45(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v45(T(0x0p+0));
     store(0, v45);
     store(1, v45);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v48(in.p[0]);
-    const S v49(in.p[2]);
-    const S v50 = expr::detail::apply<expr::Op::kMul>(v48, v49);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v48(in.p[0]);
+    const C v49(in.p[2]);
+    const auto v50 = expr::detail::apply<expr::Op::kMul>(v48, v49);
     store(4, v50);
-    const S v52(-T(0x1p+1));
-    const S v53 = expr::detail::apply<expr::Op::kMul>(v52, v48);
+    const C v52(-T(0x1p+1));
+    const auto v53 = expr::detail::apply<expr::Op::kMul>(v52, v48);
     store(5, v53);
   }
 };

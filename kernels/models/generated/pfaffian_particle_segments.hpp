@@ -12,9 +12,10 @@ struct PfaffianParticleSegments {
   static constexpr int kParamSlots = 3;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,15 +49,16 @@ struct PfaffianParticleSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[0]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[0]);
     store(0, v0);
     store(33, v0);
     store(66, v0);
-    const S v4(T(0x0p+0));
+    const C v4(T(0x0p+0));
     store(1, v4);
     store(32, v4);
     store(2, v4);
@@ -64,73 +66,81 @@ struct PfaffianParticleSegments {
     store(34, v4);
     store(65, v4);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v11(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v11(T(0x0p+0));
     store(0, v11);
     store(1, v11);
-    const S v14(in.p[2]);
+    const C v14(in.p[2]);
     store(2, v14);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v16 = in.qd[0];
-    const S v17(T(0x1p+1));
-    const S& v18 = in.q[2];
-    const S v19 = expr::detail::apply<expr::Op::kMul>(v17, v18);
-    const S& v20 = in.qd[1];
-    const S v21 = expr::detail::apply<expr::Op::kMul>(v19, v20);
-    const S v22 = expr::detail::apply<expr::Op::kAdd>(v16, v21);
-    const S& v23 = in.qd[2];
-    const S v24 = expr::detail::apply<expr::Op::kAdd>(v22, v23);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v16 = in.qd[0];
+    const C v17(T(0x1p+1));
+    const auto& v18 = in.q[2];
+    const auto v19 = expr::detail::apply<expr::Op::kMul>(v17, v18);
+    const auto& v20 = in.qd[1];
+    const auto v21 = expr::detail::apply<expr::Op::kMul>(v19, v20);
+    const auto v22 = expr::detail::apply<expr::Op::kAdd>(v16, v21);
+    const auto& v23 = in.qd[2];
+    const auto v24 = expr::detail::apply<expr::Op::kAdd>(v22, v23);
     store(0, v24);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v26(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v26(T(0x0p+0));
     store(0, v26);
     store(1, v26);
     store(2, v26);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v30(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v30(T(0x1p+0));
     store(0, v30);
     store(1, v30);
-    const S v33(-T(0x1p+0));
+    const C v33(-T(0x1p+0));
     store(2, v33);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v35(in.p[0]);
-    const S v36 = expr::detail::apply<expr::Op::kNeg>(v35, v35);
-    const S v37(in.p[1]);
-    const S v38 = expr::detail::apply<expr::Op::kMul>(v36, v37);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v35(in.p[0]);
+    const auto v36 = expr::detail::apply<expr::Op::kNeg>(v35, v35);
+    const C v37(in.p[1]);
+    const auto v38 = expr::detail::apply<expr::Op::kMul>(v36, v37);
     store(2, v38);
   }
 };

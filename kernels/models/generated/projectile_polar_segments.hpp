@@ -12,9 +12,10 @@ struct ProjectilePolarSegments {
   static constexpr int kParamSlots = 1;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,83 +49,92 @@ struct ProjectilePolarSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(T(0x1p+0));
     store(0, v0);
     store(33, v0);
-    const S v3(T(0x0p+0));
+    const C v3(T(0x0p+0));
     store(1, v3);
     store(32, v3);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v6 = in.q[0];
-    const S& v7 = in.qd[1];
-    const S v8 = expr::detail::apply<expr::Op::kMul>(v6, v7);
-    const S v9 = expr::detail::apply<expr::Op::kMul>(v8, v7);
-    const S v10(in.p[0]);
-    const S& v11 = in.q[1];
-    const S v12 = expr::detail::apply<expr::Op::kSin>(v11, v11);
-    const S v13 = expr::detail::apply<expr::Op::kMul>(v10, v12);
-    const S v14 = expr::detail::apply<expr::Op::kSub>(v9, v13);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v6 = in.q[0];
+    const auto& v7 = in.qd[1];
+    const auto v8 = expr::detail::apply<expr::Op::kMul>(v6, v7);
+    const auto v9 = expr::detail::apply<expr::Op::kMul>(v8, v7);
+    const C v10(in.p[0]);
+    const auto& v11 = in.q[1];
+    const auto v12 = expr::detail::apply<expr::Op::kSin>(v11, v11);
+    const auto v13 = expr::detail::apply<expr::Op::kMul>(v10, v12);
+    const auto v14 = expr::detail::apply<expr::Op::kSub>(v9, v13);
     store(0, v14);
-    const S v16(-T(0x1p+1));
-    const S& v17 = in.qd[0];
-    const S v18 = expr::detail::apply<expr::Op::kMul>(v16, v17);
-    const S v19 = expr::detail::apply<expr::Op::kMul>(v18, v7);
-    const S v20 = expr::detail::apply<expr::Op::kCos>(v11, v11);
-    const S v21 = expr::detail::apply<expr::Op::kMul>(v10, v20);
-    const S v22 = expr::detail::apply<expr::Op::kSub>(v19, v21);
-    const S v23 = expr::detail::apply<expr::Op::kDiv>(v22, v6);
+    const C v16(-T(0x1p+1));
+    const auto& v17 = in.qd[0];
+    const auto v18 = expr::detail::apply<expr::Op::kMul>(v16, v17);
+    const auto v19 = expr::detail::apply<expr::Op::kMul>(v18, v7);
+    const auto v20 = expr::detail::apply<expr::Op::kCos>(v11, v11);
+    const auto v21 = expr::detail::apply<expr::Op::kMul>(v10, v20);
+    const auto v22 = expr::detail::apply<expr::Op::kSub>(v19, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kDiv>(v22, v6);
     store(1, v23);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v25(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v25(T(0x1p+0));
     store(0, v25);
-    const S v27(T(0x1.921fb54442d18p-1));
+    const C v27(T(0x1.921fb54442d18p-1));
     store(1, v27);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v29(T(0x1p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v29(T(0x1p+0));
     store(0, v29);
-    const S v31(T(0x0p+0));
+    const C v31(T(0x0p+0));
     store(1, v31);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
 };
 

@@ -12,9 +12,10 @@ struct ScaraSegments {
   static constexpr int kParamSlots = 28;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,33 +49,34 @@ struct ScaraSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[3]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[3]);
     store(99, v0);
-    const S v2(in.p[20]);
+    const C v2(in.p[20]);
     store(33, v2);
-    const S v4(in.p[21]);
-    const S v5(in.p[22]);
-    const S v6(in.p[23]);
-    const S& v7 = in.q[1];
-    const S v8 = expr::detail::apply<expr::Op::kCos>(v7, v7);
-    const S v9 = expr::detail::apply<expr::Op::kMul>(v6, v8);
-    const S v10 = expr::detail::apply<expr::Op::kAdd>(v4, v9);
+    const C v4(in.p[21]);
+    const C v5(in.p[22]);
+    const C v6(in.p[23]);
+    const auto& v7 = in.q[1];
+    const auto v8 = expr::detail::apply<expr::Op::kCos>(v7, v7);
+    const auto v9 = expr::detail::apply<expr::Op::kMul>(v6, v8);
+    const auto v10 = expr::detail::apply<expr::Op::kAdd>(v4, v9);
     store(0, v10);
-    const S v12 = expr::detail::apply<expr::Op::kMul>(v5, v8);
-    const S v13 = expr::detail::apply<expr::Op::kAdd>(v2, v12);
+    const auto v12 = expr::detail::apply<expr::Op::kMul>(v5, v8);
+    const auto v13 = expr::detail::apply<expr::Op::kAdd>(v2, v12);
     store(1, v13);
     store(32, v13);
-    const S v16(in.p[24]);
+    const C v16(in.p[24]);
     store(2, v16);
     store(64, v16);
     store(34, v16);
     store(65, v16);
     store(66, v16);
-    const S v22(T(0x0p+0));
+    const C v22(T(0x0p+0));
     store(3, v22);
     store(96, v22);
     store(35, v22);
@@ -82,176 +84,184 @@ struct ScaraSegments {
     store(67, v22);
     store(98, v22);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v29(in.p[22]);
-    const S& v30 = in.q[1];
-    const S v31 = expr::detail::apply<expr::Op::kSin>(v30, v30);
-    const S v32 = expr::detail::apply<expr::Op::kMul>(v29, v31);
-    const S& v33 = in.qd[1];
-    const S v34 = expr::detail::apply<expr::Op::kMul>(v32, v33);
-    const S v35(T(0x1p+1));
-    const S& v36 = in.qd[0];
-    const S v37 = expr::detail::apply<expr::Op::kMul>(v35, v36);
-    const S v38 = expr::detail::apply<expr::Op::kAdd>(v37, v33);
-    const S v39 = expr::detail::apply<expr::Op::kMul>(v34, v38);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v29(in.p[22]);
+    const auto& v30 = in.q[1];
+    const auto v31 = expr::detail::apply<expr::Op::kSin>(v30, v30);
+    const auto v32 = expr::detail::apply<expr::Op::kMul>(v29, v31);
+    const auto& v33 = in.qd[1];
+    const auto v34 = expr::detail::apply<expr::Op::kMul>(v32, v33);
+    const C v35(T(0x1p+1));
+    const auto& v36 = in.qd[0];
+    const auto v37 = expr::detail::apply<expr::Op::kMul>(v35, v36);
+    const auto v38 = expr::detail::apply<expr::Op::kAdd>(v37, v33);
+    const auto v39 = expr::detail::apply<expr::Op::kMul>(v34, v38);
     store(0, v39);
-    const S v41(in.p[25]);
-    const S v42 = expr::detail::apply<expr::Op::kMul>(v41, v31);
-    const S v43 = expr::detail::apply<expr::Op::kMul>(v42, v36);
-    const S v44 = expr::detail::apply<expr::Op::kMul>(v43, v36);
+    const C v41(in.p[25]);
+    const auto v42 = expr::detail::apply<expr::Op::kMul>(v41, v31);
+    const auto v43 = expr::detail::apply<expr::Op::kMul>(v42, v36);
+    const auto v44 = expr::detail::apply<expr::Op::kMul>(v43, v36);
     store(1, v44);
-    const S v46(T(0x0p+0));
+    const C v46(T(0x0p+0));
     store(2, v46);
-    const S v48(in.p[26]);
+    const C v48(in.p[26]);
     store(3, v48);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v50(in.p[5]);
-    const S v51(in.p[27]);
-    const S& v52 = in.q[0];
-    const S v53 = expr::detail::apply<expr::Op::kSin>(v52, v52);
-    const S v54 = expr::detail::apply<expr::Op::kMul>(v51, v53);
-    const S v55(in.p[6]);
-    const S& v56 = in.q[1];
-    const S v57 = expr::detail::apply<expr::Op::kAdd>(v52, v56);
-    const S v58 = expr::detail::apply<expr::Op::kSin>(v57, v57);
-    const S v59 = expr::detail::apply<expr::Op::kMul>(v55, v58);
-    const S v60 = expr::detail::apply<expr::Op::kSub>(v54, v59);
-    const S v61(in.p[14]);
-    const S v62 = expr::detail::apply<expr::Op::kSub>(v60, v61);
-    const S v63(in.p[16]);
-    const S v64(in.p[17]);
-    const S& v65 = in.t;
-    const S v66 = expr::detail::apply<expr::Op::kMul>(v64, v65);
-    const S v67 = expr::detail::apply<expr::Op::kSin>(v66, v66);
-    const S v68 = expr::detail::apply<expr::Op::kMul>(v63, v67);
-    const S v69 = expr::detail::apply<expr::Op::kSub>(v62, v68);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v50(in.p[5]);
+    const C v51(in.p[27]);
+    const auto& v52 = in.q[0];
+    const auto v53 = expr::detail::apply<expr::Op::kSin>(v52, v52);
+    const auto v54 = expr::detail::apply<expr::Op::kMul>(v51, v53);
+    const C v55(in.p[6]);
+    const auto& v56 = in.q[1];
+    const auto v57 = expr::detail::apply<expr::Op::kAdd>(v52, v56);
+    const auto v58 = expr::detail::apply<expr::Op::kSin>(v57, v57);
+    const auto v59 = expr::detail::apply<expr::Op::kMul>(v55, v58);
+    const auto v60 = expr::detail::apply<expr::Op::kSub>(v54, v59);
+    const C v61(in.p[14]);
+    const auto v62 = expr::detail::apply<expr::Op::kSub>(v60, v61);
+    const C v63(in.p[16]);
+    const C v64(in.p[17]);
+    const auto& v65 = in.t;
+    const auto v66 = expr::detail::apply<expr::Op::kMul>(v64, v65);
+    const auto v67 = expr::detail::apply<expr::Op::kSin>(v66, v66);
+    const auto v68 = expr::detail::apply<expr::Op::kMul>(v63, v67);
+    const auto v69 = expr::detail::apply<expr::Op::kSub>(v62, v68);
     store(0, v69);
-    const S v71 = expr::detail::apply<expr::Op::kCos>(v52, v52);
-    const S v72 = expr::detail::apply<expr::Op::kMul>(v50, v71);
-    const S v73 = expr::detail::apply<expr::Op::kCos>(v57, v57);
-    const S v74 = expr::detail::apply<expr::Op::kMul>(v55, v73);
-    const S v75 = expr::detail::apply<expr::Op::kAdd>(v72, v74);
-    const S v76(in.p[15]);
-    const S v77 = expr::detail::apply<expr::Op::kSub>(v75, v76);
-    const S v78 = expr::detail::apply<expr::Op::kCos>(v66, v66);
-    const S v79 = expr::detail::apply<expr::Op::kMul>(v63, v78);
-    const S v80 = expr::detail::apply<expr::Op::kSub>(v77, v79);
+    const auto v71 = expr::detail::apply<expr::Op::kCos>(v52, v52);
+    const auto v72 = expr::detail::apply<expr::Op::kMul>(v50, v71);
+    const auto v73 = expr::detail::apply<expr::Op::kCos>(v57, v57);
+    const auto v74 = expr::detail::apply<expr::Op::kMul>(v55, v73);
+    const auto v75 = expr::detail::apply<expr::Op::kAdd>(v72, v74);
+    const C v76(in.p[15]);
+    const auto v77 = expr::detail::apply<expr::Op::kSub>(v75, v76);
+    const auto v78 = expr::detail::apply<expr::Op::kCos>(v66, v66);
+    const auto v79 = expr::detail::apply<expr::Op::kMul>(v63, v78);
+    const auto v80 = expr::detail::apply<expr::Op::kSub>(v77, v79);
     store(1, v80);
-    const S& v82 = in.q[2];
-    const S v83 = expr::detail::apply<expr::Op::kAdd>(v57, v82);
-    const S v84(in.p[19]);
-    const S v85 = expr::detail::apply<expr::Op::kSub>(v83, v84);
+    const auto& v82 = in.q[2];
+    const auto v83 = expr::detail::apply<expr::Op::kAdd>(v57, v82);
+    const C v84(in.p[19]);
+    const auto v85 = expr::detail::apply<expr::Op::kSub>(v83, v84);
     store(2, v85);
-    const S& v87 = in.q[3];
-    const S v88(in.p[4]);
-    const S v89 = expr::detail::apply<expr::Op::kAdd>(v87, v88);
-    const S v90(in.p[18]);
-    const S v91 = expr::detail::apply<expr::Op::kMul>(v90, v65);
-    const S v92 = expr::detail::apply<expr::Op::kSub>(v89, v91);
+    const auto& v87 = in.q[3];
+    const C v88(in.p[4]);
+    const auto v89 = expr::detail::apply<expr::Op::kAdd>(v87, v88);
+    const C v90(in.p[18]);
+    const auto v91 = expr::detail::apply<expr::Op::kMul>(v90, v65);
+    const auto v92 = expr::detail::apply<expr::Op::kSub>(v89, v91);
     store(3, v92);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v94(T(0x1.0c152382d7365p-1));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v94(T(0x1.0c152382d7365p-1));
     store(0, v94);
-    const S v96(T(0x1.eb7c166fdfe3ap-1));
+    const C v96(T(0x1.eb7c166fdfe3ap-1));
     store(1, v96);
-    const S v98(T(0x1.acee9f37bebd6p-2));
+    const C v98(T(0x1.acee9f37bebd6p-2));
     store(2, v98);
-    const S v100(T(0x0p+0));
+    const C v100(T(0x0p+0));
     store(3, v100);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v102(-T(0x1.4189374bc6a7fp-3));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v102(-T(0x1.4189374bc6a7fp-3));
     store(0, v102);
-    const S v104(T(0x1.a36e2eb1c432dp-14));
+    const C v104(T(0x1.a36e2eb1c432dp-14));
     store(1, v104);
-    const S v106(T(0x1.4189374bc6a7fp-3));
+    const C v106(T(0x1.4189374bc6a7fp-3));
     store(2, v106);
-    const S v108(T(0x1.3f7ced916872bp-6));
+    const C v108(T(0x1.3f7ced916872bp-6));
     store(3, v108);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v110(in.p[7]);
-    const S v111 = expr::detail::apply<expr::Op::kMul>(v110, v110);
-    const S v112(in.p[0]);
-    const S v113 = expr::detail::apply<expr::Op::kMul>(v111, v112);
-    const S v114(in.p[9]);
-    const S v115 = expr::detail::apply<expr::Op::kAdd>(v114, v113);
-    const S v116(in.p[5]);
-    const S v117 = expr::detail::apply<expr::Op::kMul>(v116, v116);
-    const S v118(in.p[1]);
-    const S v119(in.p[2]);
-    const S v120 = expr::detail::apply<expr::Op::kAdd>(v118, v119);
-    const S v121(in.p[3]);
-    const S v122 = expr::detail::apply<expr::Op::kAdd>(v120, v121);
-    const S v123 = expr::detail::apply<expr::Op::kMul>(v117, v122);
-    const S v124 = expr::detail::apply<expr::Op::kAdd>(v115, v123);
-    const S v125(in.p[10]);
-    const S v126(in.p[11]);
-    const S v127 = expr::detail::apply<expr::Op::kAdd>(v125, v126);
-    const S v128(in.p[12]);
-    const S v129 = expr::detail::apply<expr::Op::kAdd>(v127, v128);
-    const S v130(in.p[6]);
-    const S v131 = expr::detail::apply<expr::Op::kMul>(v130, v130);
-    const S v132 = expr::detail::apply<expr::Op::kAdd>(v119, v121);
-    const S v133 = expr::detail::apply<expr::Op::kMul>(v131, v132);
-    const S v134 = expr::detail::apply<expr::Op::kAdd>(v129, v133);
-    const S v135(in.p[8]);
-    const S v136 = expr::detail::apply<expr::Op::kMul>(v118, v135);
-    const S v137 = expr::detail::apply<expr::Op::kMul>(v136, v135);
-    const S v138 = expr::detail::apply<expr::Op::kAdd>(v134, v137);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v110(in.p[7]);
+    const auto v111 = expr::detail::apply<expr::Op::kMul>(v110, v110);
+    const C v112(in.p[0]);
+    const auto v113 = expr::detail::apply<expr::Op::kMul>(v111, v112);
+    const C v114(in.p[9]);
+    const auto v115 = expr::detail::apply<expr::Op::kAdd>(v114, v113);
+    const C v116(in.p[5]);
+    const auto v117 = expr::detail::apply<expr::Op::kMul>(v116, v116);
+    const C v118(in.p[1]);
+    const C v119(in.p[2]);
+    const auto v120 = expr::detail::apply<expr::Op::kAdd>(v118, v119);
+    const C v121(in.p[3]);
+    const auto v122 = expr::detail::apply<expr::Op::kAdd>(v120, v121);
+    const auto v123 = expr::detail::apply<expr::Op::kMul>(v117, v122);
+    const auto v124 = expr::detail::apply<expr::Op::kAdd>(v115, v123);
+    const C v125(in.p[10]);
+    const C v126(in.p[11]);
+    const auto v127 = expr::detail::apply<expr::Op::kAdd>(v125, v126);
+    const C v128(in.p[12]);
+    const auto v129 = expr::detail::apply<expr::Op::kAdd>(v127, v128);
+    const C v130(in.p[6]);
+    const auto v131 = expr::detail::apply<expr::Op::kMul>(v130, v130);
+    const auto v132 = expr::detail::apply<expr::Op::kAdd>(v119, v121);
+    const auto v133 = expr::detail::apply<expr::Op::kMul>(v131, v132);
+    const auto v134 = expr::detail::apply<expr::Op::kAdd>(v129, v133);
+    const C v135(in.p[8]);
+    const auto v136 = expr::detail::apply<expr::Op::kMul>(v118, v135);
+    const auto v137 = expr::detail::apply<expr::Op::kMul>(v136, v135);
+    const auto v138 = expr::detail::apply<expr::Op::kAdd>(v134, v137);
     store(20, v138);
-    const S v140 = expr::detail::apply<expr::Op::kAdd>(v124, v138);
+    const auto v140 = expr::detail::apply<expr::Op::kAdd>(v124, v138);
     store(21, v140);
-    const S v142 = expr::detail::apply<expr::Op::kMul>(v116, v130);
-    const S v143 = expr::detail::apply<expr::Op::kMul>(v142, v132);
-    const S v144 = expr::detail::apply<expr::Op::kMul>(v116, v118);
-    const S v145 = expr::detail::apply<expr::Op::kMul>(v144, v135);
-    const S v146 = expr::detail::apply<expr::Op::kAdd>(v143, v145);
+    const auto v142 = expr::detail::apply<expr::Op::kMul>(v116, v130);
+    const auto v143 = expr::detail::apply<expr::Op::kMul>(v142, v132);
+    const auto v144 = expr::detail::apply<expr::Op::kMul>(v116, v118);
+    const auto v145 = expr::detail::apply<expr::Op::kMul>(v144, v135);
+    const auto v146 = expr::detail::apply<expr::Op::kAdd>(v143, v145);
     store(22, v146);
-    const S v148(T(0x1p+1));
-    const S v149 = expr::detail::apply<expr::Op::kMul>(v148, v146);
+    const C v148(T(0x1p+1));
+    const auto v149 = expr::detail::apply<expr::Op::kMul>(v148, v146);
     store(23, v149);
-    const S v151 = expr::detail::apply<expr::Op::kAdd>(v126, v128);
+    const auto v151 = expr::detail::apply<expr::Op::kAdd>(v126, v128);
     store(24, v151);
-    const S v153 = expr::detail::apply<expr::Op::kNeg>(v146, v146);
+    const auto v153 = expr::detail::apply<expr::Op::kNeg>(v146, v146);
     store(25, v153);
-    const S v155 = expr::detail::apply<expr::Op::kNeg>(v121, v121);
-    const S v156(in.p[13]);
-    const S v157 = expr::detail::apply<expr::Op::kMul>(v155, v156);
+    const auto v155 = expr::detail::apply<expr::Op::kNeg>(v121, v121);
+    const C v156(in.p[13]);
+    const auto v157 = expr::detail::apply<expr::Op::kMul>(v155, v156);
     store(26, v157);
-    const S v159 = expr::detail::apply<expr::Op::kNeg>(v116, v116);
+    const auto v159 = expr::detail::apply<expr::Op::kNeg>(v116, v116);
     store(27, v159);
   }
 };

@@ -12,9 +12,10 @@ struct SliderCrankSegments {
   static constexpr int kParamSlots = 14;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,187 +49,196 @@ struct SliderCrankSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[8]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[8]);
     store(0, v0);
-    const S v2(in.p[9]);
-    const S& v3 = in.q[0];
-    const S& v4 = in.q[1];
-    const S v5 = expr::detail::apply<expr::Op::kAdd>(v3, v4);
-    const S v6 = expr::detail::apply<expr::Op::kCos>(v5, v5);
-    const S v7 = expr::detail::apply<expr::Op::kMul>(v2, v6);
+    const C v2(in.p[9]);
+    const auto& v3 = in.q[0];
+    const auto& v4 = in.q[1];
+    const auto v5 = expr::detail::apply<expr::Op::kAdd>(v3, v4);
+    const auto v6 = expr::detail::apply<expr::Op::kCos>(v5, v5);
+    const auto v7 = expr::detail::apply<expr::Op::kMul>(v2, v6);
     store(1, v7);
     store(32, v7);
-    const S v10(T(0x0p+0));
+    const C v10(T(0x0p+0));
     store(2, v10);
     store(64, v10);
     store(34, v10);
     store(65, v10);
-    const S v15(in.p[10]);
+    const C v15(in.p[10]);
     store(33, v15);
-    const S v17(in.p[4]);
+    const C v17(in.p[4]);
     store(66, v17);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v19(in.p[11]);
-    const S& v20 = in.q[0];
-    const S& v21 = in.q[1];
-    const S v22 = expr::detail::apply<expr::Op::kAdd>(v20, v21);
-    const S v23 = expr::detail::apply<expr::Op::kSin>(v22, v22);
-    const S v24 = expr::detail::apply<expr::Op::kMul>(v19, v23);
-    const S v25 = expr::detail::apply<expr::Op::kNeg>(v24, v24);
-    const S& v26 = in.qd[1];
-    const S v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
-    const S v28 = expr::detail::apply<expr::Op::kMul>(v27, v26);
-    const S v29(in.p[12]);
-    const S v30 = expr::detail::apply<expr::Op::kCos>(v20, v20);
-    const S v31 = expr::detail::apply<expr::Op::kMul>(v29, v30);
-    const S v32 = expr::detail::apply<expr::Op::kSub>(v28, v31);
-    const S v33(in.p[6]);
-    const S v34 = expr::detail::apply<expr::Op::kAdd>(v32, v33);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v19(in.p[11]);
+    const auto& v20 = in.q[0];
+    const auto& v21 = in.q[1];
+    const auto v22 = expr::detail::apply<expr::Op::kAdd>(v20, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kSin>(v22, v22);
+    const auto v24 = expr::detail::apply<expr::Op::kMul>(v19, v23);
+    const auto v25 = expr::detail::apply<expr::Op::kNeg>(v24, v24);
+    const auto& v26 = in.qd[1];
+    const auto v27 = expr::detail::apply<expr::Op::kMul>(v25, v26);
+    const auto v28 = expr::detail::apply<expr::Op::kMul>(v27, v26);
+    const C v29(in.p[12]);
+    const auto v30 = expr::detail::apply<expr::Op::kCos>(v20, v20);
+    const auto v31 = expr::detail::apply<expr::Op::kMul>(v29, v30);
+    const auto v32 = expr::detail::apply<expr::Op::kSub>(v28, v31);
+    const C v33(in.p[6]);
+    const auto v34 = expr::detail::apply<expr::Op::kAdd>(v32, v33);
     store(0, v34);
-    const S& v36 = in.qd[0];
-    const S v37 = expr::detail::apply<expr::Op::kMul>(v25, v36);
-    const S v38 = expr::detail::apply<expr::Op::kMul>(v37, v36);
-    const S v39(in.p[13]);
-    const S v40 = expr::detail::apply<expr::Op::kCos>(v21, v21);
-    const S v41 = expr::detail::apply<expr::Op::kMul>(v39, v40);
-    const S v42 = expr::detail::apply<expr::Op::kAdd>(v38, v41);
+    const auto& v36 = in.qd[0];
+    const auto v37 = expr::detail::apply<expr::Op::kMul>(v25, v36);
+    const auto v38 = expr::detail::apply<expr::Op::kMul>(v37, v36);
+    const C v39(in.p[13]);
+    const auto v40 = expr::detail::apply<expr::Op::kCos>(v21, v21);
+    const auto v41 = expr::detail::apply<expr::Op::kMul>(v39, v40);
+    const auto v42 = expr::detail::apply<expr::Op::kAdd>(v38, v41);
     store(1, v42);
-    const S v44(in.p[7]);
+    const C v44(in.p[7]);
     store(2, v44);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v46(in.p[0]);
-    const S& v47 = in.q[0];
-    const S v48 = expr::detail::apply<expr::Op::kCos>(v47, v47);
-    const S v49 = expr::detail::apply<expr::Op::kMul>(v46, v48);
-    const S v50(in.p[1]);
-    const S& v51 = in.q[1];
-    const S v52 = expr::detail::apply<expr::Op::kCos>(v51, v51);
-    const S v53 = expr::detail::apply<expr::Op::kMul>(v50, v52);
-    const S v54 = expr::detail::apply<expr::Op::kAdd>(v49, v53);
-    const S& v55 = in.q[2];
-    const S v56 = expr::detail::apply<expr::Op::kSub>(v54, v55);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v46(in.p[0]);
+    const auto& v47 = in.q[0];
+    const auto v48 = expr::detail::apply<expr::Op::kCos>(v47, v47);
+    const auto v49 = expr::detail::apply<expr::Op::kMul>(v46, v48);
+    const C v50(in.p[1]);
+    const auto& v51 = in.q[1];
+    const auto v52 = expr::detail::apply<expr::Op::kCos>(v51, v51);
+    const auto v53 = expr::detail::apply<expr::Op::kMul>(v50, v52);
+    const auto v54 = expr::detail::apply<expr::Op::kAdd>(v49, v53);
+    const auto& v55 = in.q[2];
+    const auto v56 = expr::detail::apply<expr::Op::kSub>(v54, v55);
     store(0, v56);
-    const S v58 = expr::detail::apply<expr::Op::kSin>(v47, v47);
-    const S v59 = expr::detail::apply<expr::Op::kMul>(v46, v58);
-    const S v60 = expr::detail::apply<expr::Op::kSin>(v51, v51);
-    const S v61 = expr::detail::apply<expr::Op::kMul>(v50, v60);
-    const S v62 = expr::detail::apply<expr::Op::kSub>(v59, v61);
+    const auto v58 = expr::detail::apply<expr::Op::kSin>(v47, v47);
+    const auto v59 = expr::detail::apply<expr::Op::kMul>(v46, v58);
+    const auto v60 = expr::detail::apply<expr::Op::kSin>(v51, v51);
+    const auto v61 = expr::detail::apply<expr::Op::kMul>(v50, v60);
+    const auto v62 = expr::detail::apply<expr::Op::kSub>(v59, v61);
     store(1, v62);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v64(T(0x1.0c152382d7365p-1));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v64(T(0x1.0c152382d7365p-1));
     store(0, v64);
-    const S v66(in.p[0]);
-    const S v67(T(0x1.fffffffffffffp-2));
-    const S v68 = expr::detail::apply<expr::Op::kMul>(v66, v67);
-    const S v69(in.p[1]);
-    const S v70 = expr::detail::apply<expr::Op::kDiv>(v68, v69);
-    const S v71 = expr::detail::apply<expr::Op::kAsin>(v70, v70);
+    const C v66(in.p[0]);
+    const C v67(T(0x1.fffffffffffffp-2));
+    const auto v68 = expr::detail::apply<expr::Op::kMul>(v66, v67);
+    const C v69(in.p[1]);
+    const auto v70 = expr::detail::apply<expr::Op::kDiv>(v68, v69);
+    const auto v71 = expr::detail::apply<expr::Op::kAsin>(v70, v70);
     store(1, v71);
-    const S v73(T(0x1.bb67ae8584cabp-1));
-    const S v74 = expr::detail::apply<expr::Op::kMul>(v66, v73);
-    const S v75(T(0x1p+0));
-    const S v76 = expr::detail::apply<expr::Op::kMul>(v70, v70);
-    const S v77 = expr::detail::apply<expr::Op::kSub>(v75, v76);
-    const S v78 = expr::detail::apply<expr::Op::kSqrt>(v77, v77);
-    const S v79 = expr::detail::apply<expr::Op::kMul>(v69, v78);
-    const S v80 = expr::detail::apply<expr::Op::kAdd>(v74, v79);
+    const C v73(T(0x1.bb67ae8584cabp-1));
+    const auto v74 = expr::detail::apply<expr::Op::kMul>(v66, v73);
+    const C v75(T(0x1p+0));
+    const auto v76 = expr::detail::apply<expr::Op::kMul>(v70, v70);
+    const auto v77 = expr::detail::apply<expr::Op::kSub>(v75, v76);
+    const auto v78 = expr::detail::apply<expr::Op::kSqrt>(v77, v77);
+    const auto v79 = expr::detail::apply<expr::Op::kMul>(v69, v78);
+    const auto v80 = expr::detail::apply<expr::Op::kAdd>(v74, v79);
     store(2, v80);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v82(T(0x1.4p+3));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v82(T(0x1.4p+3));
     store(0, v82);
-    const S v84(in.p[0]);
-    const S v85(T(0x1.fffffffffffffp-2));
-    const S v86 = expr::detail::apply<expr::Op::kMul>(v84, v85);
-    const S v87(in.p[1]);
-    const S v88 = expr::detail::apply<expr::Op::kDiv>(v86, v87);
-    const S v89(T(0x1p+0));
-    const S v90 = expr::detail::apply<expr::Op::kMul>(v88, v88);
-    const S v91 = expr::detail::apply<expr::Op::kSub>(v89, v90);
-    const S v92 = expr::detail::apply<expr::Op::kSqrt>(v91, v91);
-    const S v93(T(0x1.bb67ae8584cabp-1));
-    const S v94 = expr::detail::apply<expr::Op::kMul>(v84, v93);
-    const S v95 = expr::detail::apply<expr::Op::kMul>(v94, v82);
-    const S v96 = expr::detail::apply<expr::Op::kMul>(v87, v92);
-    const S v97 = expr::detail::apply<expr::Op::kDiv>(v95, v96);
+    const C v84(in.p[0]);
+    const C v85(T(0x1.fffffffffffffp-2));
+    const auto v86 = expr::detail::apply<expr::Op::kMul>(v84, v85);
+    const C v87(in.p[1]);
+    const auto v88 = expr::detail::apply<expr::Op::kDiv>(v86, v87);
+    const C v89(T(0x1p+0));
+    const auto v90 = expr::detail::apply<expr::Op::kMul>(v88, v88);
+    const auto v91 = expr::detail::apply<expr::Op::kSub>(v89, v90);
+    const auto v92 = expr::detail::apply<expr::Op::kSqrt>(v91, v91);
+    const C v93(T(0x1.bb67ae8584cabp-1));
+    const auto v94 = expr::detail::apply<expr::Op::kMul>(v84, v93);
+    const auto v95 = expr::detail::apply<expr::Op::kMul>(v94, v82);
+    const auto v96 = expr::detail::apply<expr::Op::kMul>(v87, v92);
+    const auto v97 = expr::detail::apply<expr::Op::kDiv>(v95, v96);
     store(1, v97);
-    const S v99 = expr::detail::apply<expr::Op::kNeg>(v84, v84);
-    const S v100 = expr::detail::apply<expr::Op::kMul>(v99, v85);
-    const S v101 = expr::detail::apply<expr::Op::kMul>(v100, v82);
-    const S v102 = expr::detail::apply<expr::Op::kMul>(v87, v88);
-    const S v103 = expr::detail::apply<expr::Op::kMul>(v102, v97);
-    const S v104 = expr::detail::apply<expr::Op::kSub>(v101, v103);
+    const auto v99 = expr::detail::apply<expr::Op::kNeg>(v84, v84);
+    const auto v100 = expr::detail::apply<expr::Op::kMul>(v99, v85);
+    const auto v101 = expr::detail::apply<expr::Op::kMul>(v100, v82);
+    const auto v102 = expr::detail::apply<expr::Op::kMul>(v87, v88);
+    const auto v103 = expr::detail::apply<expr::Op::kMul>(v102, v97);
+    const auto v104 = expr::detail::apply<expr::Op::kSub>(v101, v103);
     store(2, v104);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v106(in.p[2]);
-    const S v107(in.p[0]);
-    const S v108 = expr::detail::apply<expr::Op::kMul>(v106, v107);
-    const S v109 = expr::detail::apply<expr::Op::kMul>(v108, v107);
-    const S v110(T(0x1.8p+1));
-    const S v111 = expr::detail::apply<expr::Op::kDiv>(v109, v110);
-    const S v112(in.p[3]);
-    const S v113 = expr::detail::apply<expr::Op::kMul>(v112, v107);
-    const S v114 = expr::detail::apply<expr::Op::kMul>(v113, v107);
-    const S v115 = expr::detail::apply<expr::Op::kAdd>(v111, v114);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v106(in.p[2]);
+    const C v107(in.p[0]);
+    const auto v108 = expr::detail::apply<expr::Op::kMul>(v106, v107);
+    const auto v109 = expr::detail::apply<expr::Op::kMul>(v108, v107);
+    const C v110(T(0x1.8p+1));
+    const auto v111 = expr::detail::apply<expr::Op::kDiv>(v109, v110);
+    const C v112(in.p[3]);
+    const auto v113 = expr::detail::apply<expr::Op::kMul>(v112, v107);
+    const auto v114 = expr::detail::apply<expr::Op::kMul>(v113, v107);
+    const auto v115 = expr::detail::apply<expr::Op::kAdd>(v111, v114);
     store(8, v115);
-    const S v117(in.p[1]);
-    const S v118 = expr::detail::apply<expr::Op::kMul>(v113, v117);
-    const S v119(T(0x1p+1));
-    const S v120 = expr::detail::apply<expr::Op::kDiv>(v118, v119);
+    const C v117(in.p[1]);
+    const auto v118 = expr::detail::apply<expr::Op::kMul>(v113, v117);
+    const C v119(T(0x1p+1));
+    const auto v120 = expr::detail::apply<expr::Op::kDiv>(v118, v119);
     store(11, v120);
-    const S v122 = expr::detail::apply<expr::Op::kNeg>(v120, v120);
+    const auto v122 = expr::detail::apply<expr::Op::kNeg>(v120, v120);
     store(9, v122);
-    const S v124 = expr::detail::apply<expr::Op::kMul>(v112, v117);
-    const S v125 = expr::detail::apply<expr::Op::kMul>(v124, v117);
-    const S v126 = expr::detail::apply<expr::Op::kDiv>(v125, v110);
+    const auto v124 = expr::detail::apply<expr::Op::kMul>(v112, v117);
+    const auto v125 = expr::detail::apply<expr::Op::kMul>(v124, v117);
+    const auto v126 = expr::detail::apply<expr::Op::kDiv>(v125, v110);
     store(10, v126);
-    const S v128 = expr::detail::apply<expr::Op::kDiv>(v106, v119);
-    const S v129 = expr::detail::apply<expr::Op::kAdd>(v128, v112);
-    const S v130(in.p[5]);
-    const S v131 = expr::detail::apply<expr::Op::kMul>(v129, v130);
-    const S v132 = expr::detail::apply<expr::Op::kMul>(v131, v107);
+    const auto v128 = expr::detail::apply<expr::Op::kDiv>(v106, v119);
+    const auto v129 = expr::detail::apply<expr::Op::kAdd>(v128, v112);
+    const C v130(in.p[5]);
+    const auto v131 = expr::detail::apply<expr::Op::kMul>(v129, v130);
+    const auto v132 = expr::detail::apply<expr::Op::kMul>(v131, v107);
     store(12, v132);
-    const S v134 = expr::detail::apply<expr::Op::kMul>(v112, v130);
-    const S v135 = expr::detail::apply<expr::Op::kMul>(v134, v117);
-    const S v136 = expr::detail::apply<expr::Op::kDiv>(v135, v119);
+    const auto v134 = expr::detail::apply<expr::Op::kMul>(v112, v130);
+    const auto v135 = expr::detail::apply<expr::Op::kMul>(v134, v117);
+    const auto v136 = expr::detail::apply<expr::Op::kDiv>(v135, v119);
     store(13, v136);
   }
 };

@@ -12,9 +12,10 @@ struct SwarmSegments {
   static constexpr int kParamSlots = 3;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,11 +49,12 @@ struct SwarmSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[1]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[1]);
     store(0, v0);
     store(33, v0);
     store(66, v0);
@@ -63,7 +65,7 @@ struct SwarmSegments {
     store(231, v0);
     store(264, v0);
     store(297, v0);
-    const S v11(T(0x0p+0));
+    const C v11(T(0x0p+0));
     store(1, v11);
     store(32, v11);
     store(2, v11);
@@ -155,11 +157,12 @@ struct SwarmSegments {
     store(265, v11);
     store(296, v11);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v102(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v102(T(0x0p+0));
     store(0, v102);
     store(1, v102);
     store(2, v102);
@@ -171,260 +174,265 @@ struct SwarmSegments {
     store(8, v102);
     store(9, v102);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v113 = in.qd[0];
-    const S& v114 = in.q[0];
-    const S& v115 = in.q[2];
-    const S v116 = expr::detail::apply<expr::Op::kSub>(v114, v115);
-    const S& v117 = in.q[1];
-    const S& v118 = in.q[3];
-    const S v119 = expr::detail::apply<expr::Op::kSub>(v117, v118);
-    const S v120(T(0x1p+0));
-    const S v121(in.p[2]);
-    const S v122 = expr::detail::apply<expr::Op::kMul>(v116, v116);
-    const S v123 = expr::detail::apply<expr::Op::kMul>(v119, v119);
-    const S v124 = expr::detail::apply<expr::Op::kAdd>(v122, v123);
-    const S v125 = expr::detail::apply<expr::Op::kSqrt>(v124, v124);
-    const S v126 = expr::detail::apply<expr::Op::kDiv>(v121, v125);
-    const S v127 = expr::detail::apply<expr::Op::kSub>(v120, v126);
-    const S v128 = expr::detail::apply<expr::Op::kMul>(v116, v127);
-    const S v129 = expr::detail::apply<expr::Op::kAdd>(v113, v128);
-    const S& v130 = in.q[4];
-    const S v131 = expr::detail::apply<expr::Op::kSub>(v114, v130);
-    const S& v132 = in.q[5];
-    const S v133 = expr::detail::apply<expr::Op::kSub>(v117, v132);
-    const S v134 = expr::detail::apply<expr::Op::kMul>(v131, v131);
-    const S v135 = expr::detail::apply<expr::Op::kMul>(v133, v133);
-    const S v136 = expr::detail::apply<expr::Op::kAdd>(v134, v135);
-    const S v137 = expr::detail::apply<expr::Op::kSqrt>(v136, v136);
-    const S v138 = expr::detail::apply<expr::Op::kDiv>(v121, v137);
-    const S v139 = expr::detail::apply<expr::Op::kSub>(v120, v138);
-    const S v140 = expr::detail::apply<expr::Op::kMul>(v131, v139);
-    const S v141 = expr::detail::apply<expr::Op::kAdd>(v129, v140);
-    const S& v142 = in.q[6];
-    const S v143 = expr::detail::apply<expr::Op::kSub>(v114, v142);
-    const S& v144 = in.q[7];
-    const S v145 = expr::detail::apply<expr::Op::kSub>(v117, v144);
-    const S v146 = expr::detail::apply<expr::Op::kMul>(v143, v143);
-    const S v147 = expr::detail::apply<expr::Op::kMul>(v145, v145);
-    const S v148 = expr::detail::apply<expr::Op::kAdd>(v146, v147);
-    const S v149 = expr::detail::apply<expr::Op::kSqrt>(v148, v148);
-    const S v150 = expr::detail::apply<expr::Op::kDiv>(v121, v149);
-    const S v151 = expr::detail::apply<expr::Op::kSub>(v120, v150);
-    const S v152 = expr::detail::apply<expr::Op::kMul>(v143, v151);
-    const S v153 = expr::detail::apply<expr::Op::kAdd>(v141, v152);
-    const S& v154 = in.q[8];
-    const S v155 = expr::detail::apply<expr::Op::kSub>(v114, v154);
-    const S& v156 = in.q[9];
-    const S v157 = expr::detail::apply<expr::Op::kSub>(v117, v156);
-    const S v158 = expr::detail::apply<expr::Op::kMul>(v155, v155);
-    const S v159 = expr::detail::apply<expr::Op::kMul>(v157, v157);
-    const S v160 = expr::detail::apply<expr::Op::kAdd>(v158, v159);
-    const S v161 = expr::detail::apply<expr::Op::kSqrt>(v160, v160);
-    const S v162 = expr::detail::apply<expr::Op::kDiv>(v121, v161);
-    const S v163 = expr::detail::apply<expr::Op::kSub>(v120, v162);
-    const S v164 = expr::detail::apply<expr::Op::kMul>(v155, v163);
-    const S v165 = expr::detail::apply<expr::Op::kAdd>(v153, v164);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v113 = in.qd[0];
+    const auto& v114 = in.q[0];
+    const auto& v115 = in.q[2];
+    const auto v116 = expr::detail::apply<expr::Op::kSub>(v114, v115);
+    const auto& v117 = in.q[1];
+    const auto& v118 = in.q[3];
+    const auto v119 = expr::detail::apply<expr::Op::kSub>(v117, v118);
+    const C v120(T(0x1p+0));
+    const C v121(in.p[2]);
+    const auto v122 = expr::detail::apply<expr::Op::kMul>(v116, v116);
+    const auto v123 = expr::detail::apply<expr::Op::kMul>(v119, v119);
+    const auto v124 = expr::detail::apply<expr::Op::kAdd>(v122, v123);
+    const auto v125 = expr::detail::apply<expr::Op::kSqrt>(v124, v124);
+    const auto v126 = expr::detail::apply<expr::Op::kDiv>(v121, v125);
+    const auto v127 = expr::detail::apply<expr::Op::kSub>(v120, v126);
+    const auto v128 = expr::detail::apply<expr::Op::kMul>(v116, v127);
+    const auto v129 = expr::detail::apply<expr::Op::kAdd>(v113, v128);
+    const auto& v130 = in.q[4];
+    const auto v131 = expr::detail::apply<expr::Op::kSub>(v114, v130);
+    const auto& v132 = in.q[5];
+    const auto v133 = expr::detail::apply<expr::Op::kSub>(v117, v132);
+    const auto v134 = expr::detail::apply<expr::Op::kMul>(v131, v131);
+    const auto v135 = expr::detail::apply<expr::Op::kMul>(v133, v133);
+    const auto v136 = expr::detail::apply<expr::Op::kAdd>(v134, v135);
+    const auto v137 = expr::detail::apply<expr::Op::kSqrt>(v136, v136);
+    const auto v138 = expr::detail::apply<expr::Op::kDiv>(v121, v137);
+    const auto v139 = expr::detail::apply<expr::Op::kSub>(v120, v138);
+    const auto v140 = expr::detail::apply<expr::Op::kMul>(v131, v139);
+    const auto v141 = expr::detail::apply<expr::Op::kAdd>(v129, v140);
+    const auto& v142 = in.q[6];
+    const auto v143 = expr::detail::apply<expr::Op::kSub>(v114, v142);
+    const auto& v144 = in.q[7];
+    const auto v145 = expr::detail::apply<expr::Op::kSub>(v117, v144);
+    const auto v146 = expr::detail::apply<expr::Op::kMul>(v143, v143);
+    const auto v147 = expr::detail::apply<expr::Op::kMul>(v145, v145);
+    const auto v148 = expr::detail::apply<expr::Op::kAdd>(v146, v147);
+    const auto v149 = expr::detail::apply<expr::Op::kSqrt>(v148, v148);
+    const auto v150 = expr::detail::apply<expr::Op::kDiv>(v121, v149);
+    const auto v151 = expr::detail::apply<expr::Op::kSub>(v120, v150);
+    const auto v152 = expr::detail::apply<expr::Op::kMul>(v143, v151);
+    const auto v153 = expr::detail::apply<expr::Op::kAdd>(v141, v152);
+    const auto& v154 = in.q[8];
+    const auto v155 = expr::detail::apply<expr::Op::kSub>(v114, v154);
+    const auto& v156 = in.q[9];
+    const auto v157 = expr::detail::apply<expr::Op::kSub>(v117, v156);
+    const auto v158 = expr::detail::apply<expr::Op::kMul>(v155, v155);
+    const auto v159 = expr::detail::apply<expr::Op::kMul>(v157, v157);
+    const auto v160 = expr::detail::apply<expr::Op::kAdd>(v158, v159);
+    const auto v161 = expr::detail::apply<expr::Op::kSqrt>(v160, v160);
+    const auto v162 = expr::detail::apply<expr::Op::kDiv>(v121, v161);
+    const auto v163 = expr::detail::apply<expr::Op::kSub>(v120, v162);
+    const auto v164 = expr::detail::apply<expr::Op::kMul>(v155, v163);
+    const auto v165 = expr::detail::apply<expr::Op::kAdd>(v153, v164);
     store(0, v165);
-    const S& v167 = in.qd[1];
-    const S v168 = expr::detail::apply<expr::Op::kMul>(v119, v127);
-    const S v169 = expr::detail::apply<expr::Op::kAdd>(v167, v168);
-    const S v170 = expr::detail::apply<expr::Op::kMul>(v133, v139);
-    const S v171 = expr::detail::apply<expr::Op::kAdd>(v169, v170);
-    const S v172 = expr::detail::apply<expr::Op::kMul>(v145, v151);
-    const S v173 = expr::detail::apply<expr::Op::kAdd>(v171, v172);
-    const S v174 = expr::detail::apply<expr::Op::kMul>(v157, v163);
-    const S v175 = expr::detail::apply<expr::Op::kAdd>(v173, v174);
+    const auto& v167 = in.qd[1];
+    const auto v168 = expr::detail::apply<expr::Op::kMul>(v119, v127);
+    const auto v169 = expr::detail::apply<expr::Op::kAdd>(v167, v168);
+    const auto v170 = expr::detail::apply<expr::Op::kMul>(v133, v139);
+    const auto v171 = expr::detail::apply<expr::Op::kAdd>(v169, v170);
+    const auto v172 = expr::detail::apply<expr::Op::kMul>(v145, v151);
+    const auto v173 = expr::detail::apply<expr::Op::kAdd>(v171, v172);
+    const auto v174 = expr::detail::apply<expr::Op::kMul>(v157, v163);
+    const auto v175 = expr::detail::apply<expr::Op::kAdd>(v173, v174);
     store(1, v175);
-    const S& v177 = in.qd[2];
-    const S v178 = expr::detail::apply<expr::Op::kSub>(v115, v114);
-    const S v179 = expr::detail::apply<expr::Op::kSub>(v118, v117);
-    const S v180 = expr::detail::apply<expr::Op::kMul>(v178, v127);
-    const S v181 = expr::detail::apply<expr::Op::kAdd>(v177, v180);
-    const S v182 = expr::detail::apply<expr::Op::kSub>(v115, v130);
-    const S v183 = expr::detail::apply<expr::Op::kSub>(v118, v132);
-    const S v184 = expr::detail::apply<expr::Op::kMul>(v182, v182);
-    const S v185 = expr::detail::apply<expr::Op::kMul>(v183, v183);
-    const S v186 = expr::detail::apply<expr::Op::kAdd>(v184, v185);
-    const S v187 = expr::detail::apply<expr::Op::kSqrt>(v186, v186);
-    const S v188 = expr::detail::apply<expr::Op::kDiv>(v121, v187);
-    const S v189 = expr::detail::apply<expr::Op::kSub>(v120, v188);
-    const S v190 = expr::detail::apply<expr::Op::kMul>(v182, v189);
-    const S v191 = expr::detail::apply<expr::Op::kAdd>(v181, v190);
-    const S v192 = expr::detail::apply<expr::Op::kSub>(v115, v142);
-    const S v193 = expr::detail::apply<expr::Op::kSub>(v118, v144);
-    const S v194 = expr::detail::apply<expr::Op::kMul>(v192, v192);
-    const S v195 = expr::detail::apply<expr::Op::kMul>(v193, v193);
-    const S v196 = expr::detail::apply<expr::Op::kAdd>(v194, v195);
-    const S v197 = expr::detail::apply<expr::Op::kSqrt>(v196, v196);
-    const S v198 = expr::detail::apply<expr::Op::kDiv>(v121, v197);
-    const S v199 = expr::detail::apply<expr::Op::kSub>(v120, v198);
-    const S v200 = expr::detail::apply<expr::Op::kMul>(v192, v199);
-    const S v201 = expr::detail::apply<expr::Op::kAdd>(v191, v200);
-    const S v202 = expr::detail::apply<expr::Op::kSub>(v115, v154);
-    const S v203 = expr::detail::apply<expr::Op::kSub>(v118, v156);
-    const S v204 = expr::detail::apply<expr::Op::kMul>(v202, v202);
-    const S v205 = expr::detail::apply<expr::Op::kMul>(v203, v203);
-    const S v206 = expr::detail::apply<expr::Op::kAdd>(v204, v205);
-    const S v207 = expr::detail::apply<expr::Op::kSqrt>(v206, v206);
-    const S v208 = expr::detail::apply<expr::Op::kDiv>(v121, v207);
-    const S v209 = expr::detail::apply<expr::Op::kSub>(v120, v208);
-    const S v210 = expr::detail::apply<expr::Op::kMul>(v202, v209);
-    const S v211 = expr::detail::apply<expr::Op::kAdd>(v201, v210);
+    const auto& v177 = in.qd[2];
+    const auto v178 = expr::detail::apply<expr::Op::kSub>(v115, v114);
+    const auto v179 = expr::detail::apply<expr::Op::kSub>(v118, v117);
+    const auto v180 = expr::detail::apply<expr::Op::kMul>(v178, v127);
+    const auto v181 = expr::detail::apply<expr::Op::kAdd>(v177, v180);
+    const auto v182 = expr::detail::apply<expr::Op::kSub>(v115, v130);
+    const auto v183 = expr::detail::apply<expr::Op::kSub>(v118, v132);
+    const auto v184 = expr::detail::apply<expr::Op::kMul>(v182, v182);
+    const auto v185 = expr::detail::apply<expr::Op::kMul>(v183, v183);
+    const auto v186 = expr::detail::apply<expr::Op::kAdd>(v184, v185);
+    const auto v187 = expr::detail::apply<expr::Op::kSqrt>(v186, v186);
+    const auto v188 = expr::detail::apply<expr::Op::kDiv>(v121, v187);
+    const auto v189 = expr::detail::apply<expr::Op::kSub>(v120, v188);
+    const auto v190 = expr::detail::apply<expr::Op::kMul>(v182, v189);
+    const auto v191 = expr::detail::apply<expr::Op::kAdd>(v181, v190);
+    const auto v192 = expr::detail::apply<expr::Op::kSub>(v115, v142);
+    const auto v193 = expr::detail::apply<expr::Op::kSub>(v118, v144);
+    const auto v194 = expr::detail::apply<expr::Op::kMul>(v192, v192);
+    const auto v195 = expr::detail::apply<expr::Op::kMul>(v193, v193);
+    const auto v196 = expr::detail::apply<expr::Op::kAdd>(v194, v195);
+    const auto v197 = expr::detail::apply<expr::Op::kSqrt>(v196, v196);
+    const auto v198 = expr::detail::apply<expr::Op::kDiv>(v121, v197);
+    const auto v199 = expr::detail::apply<expr::Op::kSub>(v120, v198);
+    const auto v200 = expr::detail::apply<expr::Op::kMul>(v192, v199);
+    const auto v201 = expr::detail::apply<expr::Op::kAdd>(v191, v200);
+    const auto v202 = expr::detail::apply<expr::Op::kSub>(v115, v154);
+    const auto v203 = expr::detail::apply<expr::Op::kSub>(v118, v156);
+    const auto v204 = expr::detail::apply<expr::Op::kMul>(v202, v202);
+    const auto v205 = expr::detail::apply<expr::Op::kMul>(v203, v203);
+    const auto v206 = expr::detail::apply<expr::Op::kAdd>(v204, v205);
+    const auto v207 = expr::detail::apply<expr::Op::kSqrt>(v206, v206);
+    const auto v208 = expr::detail::apply<expr::Op::kDiv>(v121, v207);
+    const auto v209 = expr::detail::apply<expr::Op::kSub>(v120, v208);
+    const auto v210 = expr::detail::apply<expr::Op::kMul>(v202, v209);
+    const auto v211 = expr::detail::apply<expr::Op::kAdd>(v201, v210);
     store(2, v211);
-    const S& v213 = in.qd[3];
-    const S v214 = expr::detail::apply<expr::Op::kMul>(v179, v127);
-    const S v215 = expr::detail::apply<expr::Op::kAdd>(v213, v214);
-    const S v216 = expr::detail::apply<expr::Op::kMul>(v183, v189);
-    const S v217 = expr::detail::apply<expr::Op::kAdd>(v215, v216);
-    const S v218 = expr::detail::apply<expr::Op::kMul>(v193, v199);
-    const S v219 = expr::detail::apply<expr::Op::kAdd>(v217, v218);
-    const S v220 = expr::detail::apply<expr::Op::kMul>(v203, v209);
-    const S v221 = expr::detail::apply<expr::Op::kAdd>(v219, v220);
+    const auto& v213 = in.qd[3];
+    const auto v214 = expr::detail::apply<expr::Op::kMul>(v179, v127);
+    const auto v215 = expr::detail::apply<expr::Op::kAdd>(v213, v214);
+    const auto v216 = expr::detail::apply<expr::Op::kMul>(v183, v189);
+    const auto v217 = expr::detail::apply<expr::Op::kAdd>(v215, v216);
+    const auto v218 = expr::detail::apply<expr::Op::kMul>(v193, v199);
+    const auto v219 = expr::detail::apply<expr::Op::kAdd>(v217, v218);
+    const auto v220 = expr::detail::apply<expr::Op::kMul>(v203, v209);
+    const auto v221 = expr::detail::apply<expr::Op::kAdd>(v219, v220);
     store(3, v221);
-    const S& v223 = in.qd[4];
-    const S v224 = expr::detail::apply<expr::Op::kSub>(v130, v114);
-    const S v225 = expr::detail::apply<expr::Op::kSub>(v132, v117);
-    const S v226 = expr::detail::apply<expr::Op::kMul>(v224, v139);
-    const S v227 = expr::detail::apply<expr::Op::kAdd>(v223, v226);
-    const S v228 = expr::detail::apply<expr::Op::kSub>(v130, v115);
-    const S v229 = expr::detail::apply<expr::Op::kSub>(v132, v118);
-    const S v230 = expr::detail::apply<expr::Op::kMul>(v228, v189);
-    const S v231 = expr::detail::apply<expr::Op::kAdd>(v227, v230);
-    const S v232 = expr::detail::apply<expr::Op::kSub>(v130, v142);
-    const S v233 = expr::detail::apply<expr::Op::kSub>(v132, v144);
-    const S v234 = expr::detail::apply<expr::Op::kMul>(v232, v232);
-    const S v235 = expr::detail::apply<expr::Op::kMul>(v233, v233);
-    const S v236 = expr::detail::apply<expr::Op::kAdd>(v234, v235);
-    const S v237 = expr::detail::apply<expr::Op::kSqrt>(v236, v236);
-    const S v238 = expr::detail::apply<expr::Op::kDiv>(v121, v237);
-    const S v239 = expr::detail::apply<expr::Op::kSub>(v120, v238);
-    const S v240 = expr::detail::apply<expr::Op::kMul>(v232, v239);
-    const S v241 = expr::detail::apply<expr::Op::kAdd>(v231, v240);
-    const S v242 = expr::detail::apply<expr::Op::kSub>(v130, v154);
-    const S v243 = expr::detail::apply<expr::Op::kSub>(v132, v156);
-    const S v244 = expr::detail::apply<expr::Op::kMul>(v242, v242);
-    const S v245 = expr::detail::apply<expr::Op::kMul>(v243, v243);
-    const S v246 = expr::detail::apply<expr::Op::kAdd>(v244, v245);
-    const S v247 = expr::detail::apply<expr::Op::kSqrt>(v246, v246);
-    const S v248 = expr::detail::apply<expr::Op::kDiv>(v121, v247);
-    const S v249 = expr::detail::apply<expr::Op::kSub>(v120, v248);
-    const S v250 = expr::detail::apply<expr::Op::kMul>(v242, v249);
-    const S v251 = expr::detail::apply<expr::Op::kAdd>(v241, v250);
+    const auto& v223 = in.qd[4];
+    const auto v224 = expr::detail::apply<expr::Op::kSub>(v130, v114);
+    const auto v225 = expr::detail::apply<expr::Op::kSub>(v132, v117);
+    const auto v226 = expr::detail::apply<expr::Op::kMul>(v224, v139);
+    const auto v227 = expr::detail::apply<expr::Op::kAdd>(v223, v226);
+    const auto v228 = expr::detail::apply<expr::Op::kSub>(v130, v115);
+    const auto v229 = expr::detail::apply<expr::Op::kSub>(v132, v118);
+    const auto v230 = expr::detail::apply<expr::Op::kMul>(v228, v189);
+    const auto v231 = expr::detail::apply<expr::Op::kAdd>(v227, v230);
+    const auto v232 = expr::detail::apply<expr::Op::kSub>(v130, v142);
+    const auto v233 = expr::detail::apply<expr::Op::kSub>(v132, v144);
+    const auto v234 = expr::detail::apply<expr::Op::kMul>(v232, v232);
+    const auto v235 = expr::detail::apply<expr::Op::kMul>(v233, v233);
+    const auto v236 = expr::detail::apply<expr::Op::kAdd>(v234, v235);
+    const auto v237 = expr::detail::apply<expr::Op::kSqrt>(v236, v236);
+    const auto v238 = expr::detail::apply<expr::Op::kDiv>(v121, v237);
+    const auto v239 = expr::detail::apply<expr::Op::kSub>(v120, v238);
+    const auto v240 = expr::detail::apply<expr::Op::kMul>(v232, v239);
+    const auto v241 = expr::detail::apply<expr::Op::kAdd>(v231, v240);
+    const auto v242 = expr::detail::apply<expr::Op::kSub>(v130, v154);
+    const auto v243 = expr::detail::apply<expr::Op::kSub>(v132, v156);
+    const auto v244 = expr::detail::apply<expr::Op::kMul>(v242, v242);
+    const auto v245 = expr::detail::apply<expr::Op::kMul>(v243, v243);
+    const auto v246 = expr::detail::apply<expr::Op::kAdd>(v244, v245);
+    const auto v247 = expr::detail::apply<expr::Op::kSqrt>(v246, v246);
+    const auto v248 = expr::detail::apply<expr::Op::kDiv>(v121, v247);
+    const auto v249 = expr::detail::apply<expr::Op::kSub>(v120, v248);
+    const auto v250 = expr::detail::apply<expr::Op::kMul>(v242, v249);
+    const auto v251 = expr::detail::apply<expr::Op::kAdd>(v241, v250);
     store(4, v251);
-    const S& v253 = in.qd[5];
-    const S v254 = expr::detail::apply<expr::Op::kMul>(v225, v139);
-    const S v255 = expr::detail::apply<expr::Op::kAdd>(v253, v254);
-    const S v256 = expr::detail::apply<expr::Op::kMul>(v229, v189);
-    const S v257 = expr::detail::apply<expr::Op::kAdd>(v255, v256);
-    const S v258 = expr::detail::apply<expr::Op::kMul>(v233, v239);
-    const S v259 = expr::detail::apply<expr::Op::kAdd>(v257, v258);
-    const S v260 = expr::detail::apply<expr::Op::kMul>(v243, v249);
-    const S v261 = expr::detail::apply<expr::Op::kAdd>(v259, v260);
+    const auto& v253 = in.qd[5];
+    const auto v254 = expr::detail::apply<expr::Op::kMul>(v225, v139);
+    const auto v255 = expr::detail::apply<expr::Op::kAdd>(v253, v254);
+    const auto v256 = expr::detail::apply<expr::Op::kMul>(v229, v189);
+    const auto v257 = expr::detail::apply<expr::Op::kAdd>(v255, v256);
+    const auto v258 = expr::detail::apply<expr::Op::kMul>(v233, v239);
+    const auto v259 = expr::detail::apply<expr::Op::kAdd>(v257, v258);
+    const auto v260 = expr::detail::apply<expr::Op::kMul>(v243, v249);
+    const auto v261 = expr::detail::apply<expr::Op::kAdd>(v259, v260);
     store(5, v261);
-    const S& v263 = in.qd[6];
-    const S v264 = expr::detail::apply<expr::Op::kSub>(v142, v114);
-    const S v265 = expr::detail::apply<expr::Op::kSub>(v144, v117);
-    const S v266 = expr::detail::apply<expr::Op::kMul>(v264, v151);
-    const S v267 = expr::detail::apply<expr::Op::kAdd>(v263, v266);
-    const S v268 = expr::detail::apply<expr::Op::kSub>(v142, v115);
-    const S v269 = expr::detail::apply<expr::Op::kSub>(v144, v118);
-    const S v270 = expr::detail::apply<expr::Op::kMul>(v268, v199);
-    const S v271 = expr::detail::apply<expr::Op::kAdd>(v267, v270);
-    const S v272 = expr::detail::apply<expr::Op::kSub>(v142, v130);
-    const S v273 = expr::detail::apply<expr::Op::kSub>(v144, v132);
-    const S v274 = expr::detail::apply<expr::Op::kMul>(v272, v239);
-    const S v275 = expr::detail::apply<expr::Op::kAdd>(v271, v274);
-    const S v276 = expr::detail::apply<expr::Op::kSub>(v142, v154);
-    const S v277 = expr::detail::apply<expr::Op::kSub>(v144, v156);
-    const S v278 = expr::detail::apply<expr::Op::kMul>(v276, v276);
-    const S v279 = expr::detail::apply<expr::Op::kMul>(v277, v277);
-    const S v280 = expr::detail::apply<expr::Op::kAdd>(v278, v279);
-    const S v281 = expr::detail::apply<expr::Op::kSqrt>(v280, v280);
-    const S v282 = expr::detail::apply<expr::Op::kDiv>(v121, v281);
-    const S v283 = expr::detail::apply<expr::Op::kSub>(v120, v282);
-    const S v284 = expr::detail::apply<expr::Op::kMul>(v276, v283);
-    const S v285 = expr::detail::apply<expr::Op::kAdd>(v275, v284);
+    const auto& v263 = in.qd[6];
+    const auto v264 = expr::detail::apply<expr::Op::kSub>(v142, v114);
+    const auto v265 = expr::detail::apply<expr::Op::kSub>(v144, v117);
+    const auto v266 = expr::detail::apply<expr::Op::kMul>(v264, v151);
+    const auto v267 = expr::detail::apply<expr::Op::kAdd>(v263, v266);
+    const auto v268 = expr::detail::apply<expr::Op::kSub>(v142, v115);
+    const auto v269 = expr::detail::apply<expr::Op::kSub>(v144, v118);
+    const auto v270 = expr::detail::apply<expr::Op::kMul>(v268, v199);
+    const auto v271 = expr::detail::apply<expr::Op::kAdd>(v267, v270);
+    const auto v272 = expr::detail::apply<expr::Op::kSub>(v142, v130);
+    const auto v273 = expr::detail::apply<expr::Op::kSub>(v144, v132);
+    const auto v274 = expr::detail::apply<expr::Op::kMul>(v272, v239);
+    const auto v275 = expr::detail::apply<expr::Op::kAdd>(v271, v274);
+    const auto v276 = expr::detail::apply<expr::Op::kSub>(v142, v154);
+    const auto v277 = expr::detail::apply<expr::Op::kSub>(v144, v156);
+    const auto v278 = expr::detail::apply<expr::Op::kMul>(v276, v276);
+    const auto v279 = expr::detail::apply<expr::Op::kMul>(v277, v277);
+    const auto v280 = expr::detail::apply<expr::Op::kAdd>(v278, v279);
+    const auto v281 = expr::detail::apply<expr::Op::kSqrt>(v280, v280);
+    const auto v282 = expr::detail::apply<expr::Op::kDiv>(v121, v281);
+    const auto v283 = expr::detail::apply<expr::Op::kSub>(v120, v282);
+    const auto v284 = expr::detail::apply<expr::Op::kMul>(v276, v283);
+    const auto v285 = expr::detail::apply<expr::Op::kAdd>(v275, v284);
     store(6, v285);
-    const S& v287 = in.qd[7];
-    const S v288 = expr::detail::apply<expr::Op::kMul>(v265, v151);
-    const S v289 = expr::detail::apply<expr::Op::kAdd>(v287, v288);
-    const S v290 = expr::detail::apply<expr::Op::kMul>(v269, v199);
-    const S v291 = expr::detail::apply<expr::Op::kAdd>(v289, v290);
-    const S v292 = expr::detail::apply<expr::Op::kMul>(v273, v239);
-    const S v293 = expr::detail::apply<expr::Op::kAdd>(v291, v292);
-    const S v294 = expr::detail::apply<expr::Op::kMul>(v277, v283);
-    const S v295 = expr::detail::apply<expr::Op::kAdd>(v293, v294);
+    const auto& v287 = in.qd[7];
+    const auto v288 = expr::detail::apply<expr::Op::kMul>(v265, v151);
+    const auto v289 = expr::detail::apply<expr::Op::kAdd>(v287, v288);
+    const auto v290 = expr::detail::apply<expr::Op::kMul>(v269, v199);
+    const auto v291 = expr::detail::apply<expr::Op::kAdd>(v289, v290);
+    const auto v292 = expr::detail::apply<expr::Op::kMul>(v273, v239);
+    const auto v293 = expr::detail::apply<expr::Op::kAdd>(v291, v292);
+    const auto v294 = expr::detail::apply<expr::Op::kMul>(v277, v283);
+    const auto v295 = expr::detail::apply<expr::Op::kAdd>(v293, v294);
     store(7, v295);
-    const S& v297 = in.qd[8];
-    const S v298 = expr::detail::apply<expr::Op::kSub>(v154, v114);
-    const S v299 = expr::detail::apply<expr::Op::kSub>(v156, v117);
-    const S v300 = expr::detail::apply<expr::Op::kMul>(v298, v163);
-    const S v301 = expr::detail::apply<expr::Op::kAdd>(v297, v300);
-    const S v302 = expr::detail::apply<expr::Op::kSub>(v154, v115);
-    const S v303 = expr::detail::apply<expr::Op::kSub>(v156, v118);
-    const S v304 = expr::detail::apply<expr::Op::kMul>(v302, v209);
-    const S v305 = expr::detail::apply<expr::Op::kAdd>(v301, v304);
-    const S v306 = expr::detail::apply<expr::Op::kSub>(v154, v130);
-    const S v307 = expr::detail::apply<expr::Op::kSub>(v156, v132);
-    const S v308 = expr::detail::apply<expr::Op::kMul>(v306, v249);
-    const S v309 = expr::detail::apply<expr::Op::kAdd>(v305, v308);
-    const S v310 = expr::detail::apply<expr::Op::kSub>(v154, v142);
-    const S v311 = expr::detail::apply<expr::Op::kSub>(v156, v144);
-    const S v312 = expr::detail::apply<expr::Op::kMul>(v310, v283);
-    const S v313 = expr::detail::apply<expr::Op::kAdd>(v309, v312);
+    const auto& v297 = in.qd[8];
+    const auto v298 = expr::detail::apply<expr::Op::kSub>(v154, v114);
+    const auto v299 = expr::detail::apply<expr::Op::kSub>(v156, v117);
+    const auto v300 = expr::detail::apply<expr::Op::kMul>(v298, v163);
+    const auto v301 = expr::detail::apply<expr::Op::kAdd>(v297, v300);
+    const auto v302 = expr::detail::apply<expr::Op::kSub>(v154, v115);
+    const auto v303 = expr::detail::apply<expr::Op::kSub>(v156, v118);
+    const auto v304 = expr::detail::apply<expr::Op::kMul>(v302, v209);
+    const auto v305 = expr::detail::apply<expr::Op::kAdd>(v301, v304);
+    const auto v306 = expr::detail::apply<expr::Op::kSub>(v154, v130);
+    const auto v307 = expr::detail::apply<expr::Op::kSub>(v156, v132);
+    const auto v308 = expr::detail::apply<expr::Op::kMul>(v306, v249);
+    const auto v309 = expr::detail::apply<expr::Op::kAdd>(v305, v308);
+    const auto v310 = expr::detail::apply<expr::Op::kSub>(v154, v142);
+    const auto v311 = expr::detail::apply<expr::Op::kSub>(v156, v144);
+    const auto v312 = expr::detail::apply<expr::Op::kMul>(v310, v283);
+    const auto v313 = expr::detail::apply<expr::Op::kAdd>(v309, v312);
     store(8, v313);
-    const S& v315 = in.qd[9];
-    const S v316 = expr::detail::apply<expr::Op::kMul>(v299, v163);
-    const S v317 = expr::detail::apply<expr::Op::kAdd>(v315, v316);
-    const S v318 = expr::detail::apply<expr::Op::kMul>(v303, v209);
-    const S v319 = expr::detail::apply<expr::Op::kAdd>(v317, v318);
-    const S v320 = expr::detail::apply<expr::Op::kMul>(v307, v249);
-    const S v321 = expr::detail::apply<expr::Op::kAdd>(v319, v320);
-    const S v322 = expr::detail::apply<expr::Op::kMul>(v311, v283);
-    const S v323 = expr::detail::apply<expr::Op::kAdd>(v321, v322);
+    const auto& v315 = in.qd[9];
+    const auto v316 = expr::detail::apply<expr::Op::kMul>(v299, v163);
+    const auto v317 = expr::detail::apply<expr::Op::kAdd>(v315, v316);
+    const auto v318 = expr::detail::apply<expr::Op::kMul>(v303, v209);
+    const auto v319 = expr::detail::apply<expr::Op::kAdd>(v317, v318);
+    const auto v320 = expr::detail::apply<expr::Op::kMul>(v307, v249);
+    const auto v321 = expr::detail::apply<expr::Op::kAdd>(v319, v320);
+    const auto v322 = expr::detail::apply<expr::Op::kMul>(v311, v283);
+    const auto v323 = expr::detail::apply<expr::Op::kAdd>(v321, v322);
     store(9, v323);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v325(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v325(T(0x0p+0));
     store(0, v325);
     store(1, v325);
-    const S v328(T(0x1p+2));
+    const C v328(T(0x1p+2));
     store(2, v328);
-    const S v330(T(0x1p+0));
+    const C v330(T(0x1p+0));
     store(3, v330);
-    const S v332(-T(0x1.8p+1));
+    const C v332(-T(0x1.8p+1));
     store(4, v332);
     store(9, v332);
-    const S v335(T(0x1p+1));
+    const C v335(T(0x1p+1));
     store(5, v335);
     store(6, v335);
-    const S v338(-T(0x1p+2));
+    const C v338(-T(0x1p+2));
     store(7, v338);
-    const S v340(-T(0x1p+0));
+    const C v340(-T(0x1p+0));
     store(8, v340);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v342(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v342(T(0x0p+0));
     store(0, v342);
     store(1, v342);
     store(2, v342);
@@ -436,15 +444,17 @@ struct SwarmSegments {
     store(8, v342);
     store(9, v342);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
 };
 

@@ -12,9 +12,10 @@ struct TwoRodPendulumSegments {
   static constexpr int kParamSlots = 7;
   static constexpr bool kNonIdeal = false;
 
-  template <class S, class T, class Store>
+  template <class S, class T, class Q, class Time, class Store>
   UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,
-                                      const expr::Inputs<S, T>& in, const Store& store) {
+                                      const expr::Inputs<S, T, Q, Time>& in,
+                                      const Store& store) {
     switch (segment) {
       case expr::Segment::kMass:
         Mass(in, store);
@@ -48,15 +49,16 @@ struct TwoRodPendulumSegments {
     }
   }
 
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Mass(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v0(in.p[3]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v0(in.p[3]);
     store(0, v0);
     store(33, v0);
     store(66, v0);
-    const S v4(T(0x0p+0));
+    const C v4(T(0x0p+0));
     store(1, v4);
     store(32, v4);
     store(2, v4);
@@ -64,103 +66,111 @@ struct TwoRodPendulumSegments {
     store(34, v4);
     store(65, v4);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Force(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v11(in.p[4]);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v11(in.p[4]);
     store(0, v11);
-    const S v13(T(0x0p+0));
+    const C v13(T(0x0p+0));
     store(1, v13);
     store(2, v13);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void PositionRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S& v16 = in.q[0];
-    const S v17 = expr::detail::apply<expr::Op::kMul>(v16, v16);
-    const S& v18 = in.q[1];
-    const S v19 = expr::detail::apply<expr::Op::kMul>(v18, v18);
-    const S v20 = expr::detail::apply<expr::Op::kAdd>(v17, v19);
-    const S& v21 = in.q[2];
-    const S v22 = expr::detail::apply<expr::Op::kMul>(v21, v21);
-    const S v23 = expr::detail::apply<expr::Op::kAdd>(v20, v22);
-    const S v24(in.p[1]);
-    const S v25(in.p[5]);
-    const S v26 = expr::detail::apply<expr::Op::kSub>(v23, v25);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const auto& v16 = in.q[0];
+    const auto v17 = expr::detail::apply<expr::Op::kMul>(v16, v16);
+    const auto& v18 = in.q[1];
+    const auto v19 = expr::detail::apply<expr::Op::kMul>(v18, v18);
+    const auto v20 = expr::detail::apply<expr::Op::kAdd>(v17, v19);
+    const auto& v21 = in.q[2];
+    const auto v22 = expr::detail::apply<expr::Op::kMul>(v21, v21);
+    const auto v23 = expr::detail::apply<expr::Op::kAdd>(v20, v22);
+    const C v24(in.p[1]);
+    const C v25(in.p[5]);
+    const auto v26 = expr::detail::apply<expr::Op::kSub>(v23, v25);
     store(0, v26);
-    const S v28(in.p[0]);
-    const S v29 = expr::detail::apply<expr::Op::kSub>(v16, v28);
-    const S v30 = expr::detail::apply<expr::Op::kMul>(v29, v29);
-    const S v31 = expr::detail::apply<expr::Op::kAdd>(v30, v19);
-    const S v32 = expr::detail::apply<expr::Op::kSub>(v21, v24);
-    const S v33 = expr::detail::apply<expr::Op::kMul>(v32, v32);
-    const S v34 = expr::detail::apply<expr::Op::kAdd>(v31, v33);
-    const S v35(in.p[6]);
-    const S v36 = expr::detail::apply<expr::Op::kSub>(v34, v35);
+    const C v28(in.p[0]);
+    const auto v29 = expr::detail::apply<expr::Op::kSub>(v16, v28);
+    const auto v30 = expr::detail::apply<expr::Op::kMul>(v29, v29);
+    const auto v31 = expr::detail::apply<expr::Op::kAdd>(v30, v19);
+    const auto v32 = expr::detail::apply<expr::Op::kSub>(v21, v24);
+    const auto v33 = expr::detail::apply<expr::Op::kMul>(v32, v32);
+    const auto v34 = expr::detail::apply<expr::Op::kAdd>(v31, v33);
+    const C v35(in.p[6]);
+    const auto v36 = expr::detail::apply<expr::Op::kSub>(v34, v35);
     store(1, v36);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void VelocityRows(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void NonIdealForce(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQ(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v38(T(0x1p+1));
-    const S v39(in.p[0]);
-    const S v40 = expr::detail::apply<expr::Op::kMul>(v38, v39);
-    const S v41(in.p[1]);
-    const S v42 = expr::detail::apply<expr::Op::kMul>(v40, v41);
-    const S v43 = expr::detail::apply<expr::Op::kMul>(v42, v41);
-    const S v44 = expr::detail::apply<expr::Op::kMul>(v39, v39);
-    const S v45 = expr::detail::apply<expr::Op::kMul>(v41, v41);
-    const S v46 = expr::detail::apply<expr::Op::kAdd>(v44, v45);
-    const S v47 = expr::detail::apply<expr::Op::kDiv>(v43, v46);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v38(T(0x1p+1));
+    const C v39(in.p[0]);
+    const auto v40 = expr::detail::apply<expr::Op::kMul>(v38, v39);
+    const C v41(in.p[1]);
+    const auto v42 = expr::detail::apply<expr::Op::kMul>(v40, v41);
+    const auto v43 = expr::detail::apply<expr::Op::kMul>(v42, v41);
+    const auto v44 = expr::detail::apply<expr::Op::kMul>(v39, v39);
+    const auto v45 = expr::detail::apply<expr::Op::kMul>(v41, v41);
+    const auto v46 = expr::detail::apply<expr::Op::kAdd>(v44, v45);
+    const auto v47 = expr::detail::apply<expr::Op::kDiv>(v43, v46);
     store(0, v47);
-    const S v49(T(0x0p+0));
+    const C v49(T(0x0p+0));
     store(1, v49);
-    const S v51 = expr::detail::apply<expr::Op::kSub>(v45, v44);
-    const S v52 = expr::detail::apply<expr::Op::kMul>(v41, v51);
-    const S v53 = expr::detail::apply<expr::Op::kDiv>(v52, v46);
+    const auto v51 = expr::detail::apply<expr::Op::kSub>(v45, v44);
+    const auto v52 = expr::detail::apply<expr::Op::kMul>(v41, v51);
+    const auto v53 = expr::detail::apply<expr::Op::kDiv>(v52, v46);
     store(2, v53);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void InitialQd(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v55(T(0x0p+0));
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v55(T(0x0p+0));
     store(0, v55);
     store(2, v55);
-    const S v58(T(0x1p+2));
+    const C v58(T(0x1p+2));
     store(1, v58);
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Actuation(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
   }
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T>& in, const Store& store) {
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE static void Derived(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {
     (void)in;
     (void)store;
-    const S v60(in.p[3]);
-    const S v61(in.p[2]);
-    const S v62 = expr::detail::apply<expr::Op::kMul>(v60, v61);
+    using C [[maybe_unused]] = expr::InactiveOf<S>;
+    const C v60(in.p[3]);
+    const C v61(in.p[2]);
+    const auto v62 = expr::detail::apply<expr::Op::kMul>(v60, v61);
     store(4, v62);
-    const S v64(in.p[1]);
-    const S v65 = expr::detail::apply<expr::Op::kMul>(v64, v64);
+    const C v64(in.p[1]);
+    const auto v65 = expr::detail::apply<expr::Op::kMul>(v64, v64);
     store(5, v65);
-    const S v67(in.p[0]);
-    const S v68 = expr::detail::apply<expr::Op::kMul>(v67, v67);
+    const C v67(in.p[0]);
+    const auto v68 = expr::detail::apply<expr::Op::kMul>(v67, v67);
     store(6, v68);
   }
 };

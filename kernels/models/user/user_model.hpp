@@ -10,6 +10,8 @@
 // which its expressions are written.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/expr/program.hpp"
 #include "kernels/models/model_concept.hpp"
 
@@ -123,16 +125,21 @@ class UserModel : public UserSizes<Segments, kCapacity> {
         SegmentArrayStore<S>{&Q[0]});
   }
 
-  template <class S, class T>
-  UKES_HD void position_rows(const Vec<S, kN>& q, S t, const T* p, S* phi) const {
-    run(expr::Segment::kPositionRows, expr::Inputs<S, T>{&q[0], nullptr, t, p, nullptr},
+  // Time, and Q in the velocity rows, may differ from S for generated segments (as
+  // GeneratedFunctions' do, kernels/models/generated_functions.hpp); the interpreter's registers
+  // are all of one type.
+  template <class S, class Time, class T>
+  requires(Sizes::kFixedShape || std::is_same_v<Time, S>) UKES_HD
+      void position_rows(const Vec<S, kN>& q, Time t, const T* p, S* phi) const {
+    run(expr::Segment::kPositionRows, expr::Inputs<S, T, S, Time>{&q[0], nullptr, t, p, nullptr},
         SegmentArrayStore<S>{phi});
   }
 
-  template <class S, class T>
-  UKES_HD void velocity_rows(const Vec<S, kN>& q, const Vec<S, kN>& qd, S t, const T* p,
-                             S* psi) const {
-    run(expr::Segment::kVelocityRows, expr::Inputs<S, T>{&q[0], &qd[0], t, p, nullptr},
+  template <class Q, class S, class Time, class T>
+  requires(Sizes::kFixedShape || (std::is_same_v<Q, S> && std::is_same_v<Time, S>)) UKES_HD
+      void velocity_rows(const Vec<Q, kN>& q, const Vec<S, kN>& qd, Time t, const T* p,
+                         S* psi) const {
+    run(expr::Segment::kVelocityRows, expr::Inputs<S, T, Q, Time>{&q[0], &qd[0], t, p, nullptr},
         SegmentArrayStore<S>{psi});
   }
 
@@ -171,8 +178,8 @@ class UserModel : public UserSizes<Segments, kCapacity> {
   }
 
  private:
-  template <class S, class T, class Store>
-  UKES_HD UKES_INLINE void run(expr::Segment segment, const expr::Inputs<S, T>& in,
+  template <class S, class T, class Q, class Time, class Store>
+  UKES_HD UKES_INLINE void run(expr::Segment segment, const expr::Inputs<S, T, Q, Time>& in,
                                const Store& store) const {
     Segments::run(*program_, segment, in, store);
   }

@@ -48,10 +48,11 @@ class SegmentWriter {
 
   void write(Segment segment) {
     const int s = static_cast<int>(segment);
-    out_ << "  template <class S, class T, class Store>\n"
+    out_ << "  template <class S, class T, class Q, class Time, class Store>\n"
          << "  UKES_HD UKES_INLINE static void " << kSegmentNames[s]
-         << "(const expr::Inputs<S, T>& in, const Store& store) {\n"
-         << "    (void)in;\n    (void)store;\n";
+         << "(const expr::Inputs<S, T, Q, Time>& in, const Store& store) {\n"
+         << "    (void)in;\n    (void)store;\n"
+         << "    using C [[maybe_unused]] = expr::InactiveOf<S>;\n";
     for (int pc = program_.code.begin[s]; pc < program_.code.end[s]; ++pc)
       statement(pc, program_.code.code[pc]);
     out_ << "  }\n";
@@ -61,7 +62,10 @@ class SegmentWriter {
   const std::string& reg(int r) const { return current_.at(static_cast<std::size_t>(r)); }
 
   // `v<pc>` is the value written by instruction pc: a reference where the interpreter copies a
-  // value it only reads (inputs, the operand `if` chooses), a new value otherwise.
+  // value it only reads (inputs, the operand `if` chooses), a new value otherwise. Its type is
+  // the operation's: C (no seeded derivative) for parameters and constants, the input's for an
+  // input, and what the operands mix to (kernels/expr/program.hpp) for the rest, so that a value
+  // of constants, parameters, time and unseeded coordinates alone is C, never a whole jet.
   void statement(int pc, const Instruction& i) {
     std::string v = std::to_string(pc);
     v.insert(0, 1, 'v');  // not "v" + ...: GCC 12 at -O3 reports a false -Wrestrict there
@@ -71,29 +75,29 @@ class SegmentWriter {
       case Op::kLoadQd:
       case Op::kLoadQc: {
         const char* array = op == Op::kLoadQ ? "q" : op == Op::kLoadQd ? "qd" : "qc";
-        out_ << "    const S& " << v << " = in." << array << "[" << i.a << "];\n";
+        out_ << "    const auto& " << v << " = in." << array << "[" << i.a << "];\n";
         break;
       }
       case Op::kLoadT:
-        out_ << "    const S& " << v << " = in.t;\n";
+        out_ << "    const auto& " << v << " = in.t;\n";
         break;
       case Op::kLoadParam:
-        out_ << "    const S " << v << "(in.p[" << i.a << "]);\n";
+        out_ << "    const C " << v << "(in.p[" << i.a << "]);\n";
         break;
       case Op::kLoadConst:
-        out_ << "    const S " << v << "(" << literal(program_.code.constants[i.a]) << ");\n";
+        out_ << "    const C " << v << "(" << literal(program_.code.constants[i.a]) << ");\n";
         break;
       case Op::kStore:
         out_ << "    store(" << i.a << ", " << reg(i.b) << ");\n";
         return;  // writes no register
       case Op::kIf:
-        out_ << "    const S& " << v << " = expr::detail::choose(" << reg(i.a) << ", " << reg(i.b)
-             << ", " << reg(i.c) << ");\n";
+        out_ << "    const auto& " << v << " = expr::detail::choose(" << reg(i.a) << ", "
+             << reg(i.b) << ", " << reg(i.c) << ");\n";
         break;
       default: {
         // A unary operation reads x alone; the interpreter passes it a stale register as y.
         const std::string& y = unary(op) ? reg(i.a) : reg(i.b);
-        out_ << "    const S " << v << " = expr::detail::apply<expr::Op::k" << kOpNames[i.op]
+        out_ << "    const auto " << v << " = expr::detail::apply<expr::Op::k" << kOpNames[i.op]
              << ">(" << reg(i.a) << ", " << y << ");\n";
         break;
       }
@@ -144,10 +148,10 @@ std::string generated_segments(const UserModelProgram& program, const std::strin
       << shape.velocity_rows << ", " << shape.params << "};\n"
       << "  static constexpr int kParamSlots = " << parameter_slots(program) << ";\n"
       << "  static constexpr bool kNonIdeal = " << (program.nonideal ? "true" : "false") << ";\n\n"
-      << "  template <class S, class T, class Store>\n"
+      << "  template <class S, class T, class Q, class Time, class Store>\n"
       << "  UKES_HD UKES_INLINE static void run(const UserModelProgram&, expr::Segment segment,\n"
-      << "                                      const expr::Inputs<S, T>& in, const Store& store) "
-         "{\n"
+      << "                                      const expr::Inputs<S, T, Q, Time>& in,\n"
+      << "                                      const Store& store) {\n"
       << "    switch (segment) {\n";
   for (int s = 0; s < kModelSegments; ++s)
     out << "      case expr::Segment::k" << kSegmentNames[s] << ":\n        " << kSegmentNames[s]

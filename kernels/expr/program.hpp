@@ -154,9 +154,14 @@ UKES_HD UKES_INLINE S sine_or_cosine(const S& x) {
 // Unary and binary functions and operators (moves and `if` are the evaluator's), one operation
 // at compile time: what the interpreter runs for each instruction and what code generated from a
 // program (kernels/backend/cuda/jit/codegen.hpp) calls, which then holds no other operation's code.
-template <Op kOp, class S>
-UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
-  (void)y;  // unary operations read x alone
+// Generated code's operands may have two types (a jet and one of no seeded input, Inactive above):
+// the four arithmetic operators take them as they are (kernels/autodiff/jet.hpp); every other
+// operation runs on both promoted to the type that mixes them, where the promoted operand's
+// gradient is a zero the compiler sees.
+template <Op kOp, class X, class Y>
+UKES_HD UKES_INLINE Promoted<X, Y> apply(const X& x, const Y& y) {
+  using S = X;  // the one type of both operands, past the promotion below
+  (void)y;      // unary operations read x alone
   if constexpr (kOp == Op::kAdd) {
     return x + y;
   } else if constexpr (kOp == Op::kSub) {
@@ -165,6 +170,9 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
     return x * y;
   } else if constexpr (kOp == Op::kDiv) {
     return x / y;
+  } else if constexpr (!std::is_same_v<X, Y>) {
+    using P = Promoted<X, Y>;
+    return apply<kOp>(promote<P>(x), promote<P>(y));
   } else if constexpr (kOp == Op::kNeg) {
     return -x;
   } else if constexpr (kOp == Op::kLt) {
@@ -226,25 +234,6 @@ UKES_HD UKES_INLINE S apply(const S& x, const S& y) {
   } else {
     // A new operation without a branch here fails to compile, not a silent NaN.
     static_assert(kOp == Op::kAdd, "an operation without a definition in expr::detail::apply");
-  }
-}
-
-// Operands of two types (generated code's, Inactive above): the arithmetic operators take them as
-// they are (kernels/autodiff/jet.hpp), the other operations once promoted to the type that mixes
-// them, whose gradient the compiler then knows to be zero.
-template <Op kOp, class X, class Y, std::enable_if_t<!std::is_same_v<X, Y>, int> = 0>
-UKES_HD UKES_INLINE auto apply(const X& x, const Y& y) {
-  if constexpr (kOp == Op::kAdd) {
-    return x + y;
-  } else if constexpr (kOp == Op::kSub) {
-    return x - y;
-  } else if constexpr (kOp == Op::kMul) {
-    return x * y;
-  } else if constexpr (kOp == Op::kDiv) {
-    return x / y;
-  } else {
-    using P = Promoted<X, Y>;
-    return apply<kOp, P>(promote<P>(x), promote<P>(y));
   }
 }
 

@@ -31,7 +31,7 @@ packed_binaries() {
   echo "$b/libukes_cuda.so $b/libukes_cpu_sse2.so $b/libukes_cpu_avx2.so $b/libukes_cpu_avx512.so" \
     "$b/ukes $b/ukes-server $b/tests/test_gpu $b/tests/libukes_fake_gpu.so" \
     "$b/benchmarks/bench_service $b/benchmarks/ensemble_driver" \
-    "$b/benchmarks/peer_odeint_eigen $b/benchmarks/fp64_peak"
+    "$b/benchmarks/peer_odeint_eigen $b/benchmarks/fp64_peak $b/benchmarks/op_count"
 }
 
 pack() {
@@ -140,25 +140,11 @@ bench_cpu() {
   "$B/benchmarks/bench_service" --repetitions 3 --systems 1000000
 }
 
-# Each variant and the peer in turn, so that a busy moment falls on all of them; the peer starts
-# from the initial states the driver wrote.
+# benchmarks/lanes_table.py: each variant and the peer in turn, so that a busy moment falls on all
+# of them, every final state checked, each variant's share of the peak.
 lanes() {
-  local m isa r n=32768 ic=/tmp/lanes
   lscpu | grep -E "Model name|^CPU\(s\)|Thread|L2|L3"
-  "$B/benchmarks/fp64_peak" --threads "$(nproc)"
-  for m in scara duffing four_bar swarm; do
-    for r in 1 2 3; do
-      for isa in avx512 avx2 sse2 scalar; do
-        UKES_CPU_ISA=$isa "$B/benchmarks/ensemble_driver" --model "$m" --n $n --device cpu \
-          --threads 0 --method rk4 --steps 200 --dt 1e-3 --repetitions 1 --dump-dir $ic |
-          tail -n 1 | sed "s/^/$isa /"
-      done
-      "$B/benchmarks/peer_odeint_eigen" --model "$m" --q0 "$ic/ic_${m}_${n}_q0.npy" \
-        --qd0 "$ic/ic_${m}_${n}_qd0.npy" --steps 200 --dt 1e-3 --threads 0 --pinv cod \
-        --repetitions 1 |
-        tail -n 1 | sed "s/^/peer /"
-    done
-  done
+  python3 benchmarks/lanes_table.py --build "$B" --systems 32768 --threads "$(nproc)" --runs 3
 }
 
 run_steps() {

@@ -27,6 +27,20 @@
 #define UKES_DEVICE_NOINLINE
 #endif
 
+// UKES_LANE_UNROLL, before a loop over a small matrix's entries, unrolls it (by up to 16
+// iterations) in the CPU's lane libraries and the user models compiled for the CPU at run time,
+// which CMakeLists.txt compiles with UKES_UNROLL_HOST_LOOPS. GCC breaks a local array into scalars,
+// registers, only where every index is a constant (SRA), and before that its unrolling takes only
+// innermost loops of constant trip count: a nested or triangular loop kept its matrix in memory, a
+// load and a store per entry and step (benchmarks/README.md, "Small matrices in registers,
+// taken"). Empty elsewhere: nvcc unrolls these loops itself, and the per-system CPU code compiles
+// as it did.
+#if defined(UKES_UNROLL_HOST_LOOPS) && !defined(__CUDA_ARCH__)
+#define UKES_LANE_UNROLL _Pragma("GCC unroll 16")
+#else
+#define UKES_LANE_UNROLL
+#endif
+
 #include "kernels/core/lanes.hpp"
 
 namespace ukes {

@@ -18,19 +18,23 @@ namespace ukes {
 template <class T, int N>
 UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
   L = M;
+  UKES_LANE_UNROLL
   for (int j = 0; j < N; ++j) {
     const T d = L(j, j);
     if (!all_lanes((d > T(0)) && isfinite(d))) return false;
     const T ljj = sqrt(d);
     const T inv_ljj = T(1) / ljj;
     L(j, j) = ljj;
+    UKES_LANE_UNROLL
     for (int i = j + 1; i < N; ++i) {
       L(i, j) *= inv_ljj;
       L(j, i) = T(0);
     }
+    UKES_LANE_UNROLL
     for (int k = j + 1; k < N; ++k) {
       const T lkj = L(k, j);
       if (all_lanes(lkj == T(0))) continue;
+      UKES_LANE_UNROLL
       for (int i = k; i < N; ++i) L(i, k) -= L(i, j) * lkj;
     }
   }
@@ -42,6 +46,7 @@ UKES_HD bool cholesky(const Mat<T, N, N>& M, Mat<T, N, N>& L) {
 // replaced by their square roots, positive and finite in every lane.
 template <class T, int N>
 UKES_HD MaskOf<T> stopping_pivot_lanes(const Mat<T, N, N>& L) {
+  UKES_LANE_UNROLL
   for (int j = 0; j < N; ++j) {
     const MaskOf<T> stopped = !((L(j, j) > T(0)) && isfinite(L(j, j)));
     if (any_lane(stopped)) return stopped;
@@ -54,6 +59,7 @@ UKES_HD MaskOf<T> stopping_pivot_lanes(const Mat<T, N, N>& L) {
 template <class T, int N>
 UKES_HD Vec<T, N> inverse_diagonal(const Mat<T, N, N>& L) {
   Vec<T, N> d;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) d[i] = T(1) / L(i, i);
   return d;
 }
@@ -63,8 +69,10 @@ template <class T, int N>
 UKES_HD Vec<T, N> solve_lower(const Mat<T, N, N>& L, const Vec<T, N>& b) {
   const Vec<T, N> inv = inverse_diagonal(L);
   Vec<T, N> x;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) {
     T s = b[i];
+    UKES_LANE_UNROLL
     for (int k = 0; k < i; ++k) s -= L(i, k) * x[k];
     x[i] = s * inv[i];
   }
@@ -76,8 +84,10 @@ template <class T, int N>
 UKES_HD Vec<T, N> solve_lower_transpose(const Mat<T, N, N>& L, const Vec<T, N>& b) {
   const Vec<T, N> inv = inverse_diagonal(L);
   Vec<T, N> x;
+  UKES_LANE_UNROLL
   for (int i = N - 1; i >= 0; --i) {
     T s = b[i];
+    UKES_LANE_UNROLL
     for (int k = i + 1; k < N; ++k) s -= L(k, i) * x[k];
     x[i] = s * inv[i];
   }
@@ -94,8 +104,10 @@ UKES_HD Vec<T, N> cholesky_solve(const Mat<T, N, N>& L, const Vec<T, N>& b) {
 template <class T, int N>
 UKES_HD Vec<T, N> lower_times(const Mat<T, N, N>& L, const Vec<T, N>& x) {
   Vec<T, N> y;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) {
     T s = T(0);
+    UKES_LANE_UNROLL
     for (int k = 0; k <= i; ++k) s += L(i, k) * x[k];
     y[i] = s;
   }
@@ -111,14 +123,21 @@ template <class T, int R, int N, class At>
 UKES_HD void write_right_solve_lower_transpose(const Mat<T, N, N>& L, const Mat<T, R, N>& A,
                                                At&& at) {
   const Vec<T, N> inv = inverse_diagonal(L);
-  for (int i = 0; i < N; ++i)
-    for (int r = 0; r < R; ++r) at(r, i) = A(r, i);
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) {
+    UKES_LANE_UNROLL
+    for (int r = 0; r < R; ++r) at(r, i) = A(r, i);
+  }
+  UKES_LANE_UNROLL
+  for (int i = 0; i < N; ++i) {
+    UKES_LANE_UNROLL
     for (int r = 0; r < R; ++r) at(r, i) *= inv[i];
+    UKES_LANE_UNROLL
     for (int j = i + 1; j < N; ++j) {
       const T l = L(j, i);
       if (all_lanes(l == T(0)))
         continue;  // as reference BLAS trsm: M is often sparse, even diagonal
+      UKES_LANE_UNROLL
       for (int r = 0; r < R; ++r) at(r, j) -= l * at(r, i);
     }
   }
@@ -145,8 +164,11 @@ template <class T, int N>
 UKES_HD bool cholesky(const Mat<T, N, N>& M, CholeskyFactor<T, N>& F) {
   if (!cholesky(M, F.L)) return false;
   F.diagonal = true;
-  for (int i = 1; i < N; ++i)
+  UKES_LANE_UNROLL
+  for (int i = 1; i < N; ++i) {
+    UKES_LANE_UNROLL
     for (int k = 0; k < i; ++k) F.diagonal = F.diagonal && all_lanes(F.L(i, k) == T(0));
+  }
   return true;
 }
 
@@ -155,6 +177,7 @@ UKES_HD Vec<T, N> solve_lower_transpose(const CholeskyFactor<T, N>& F, const Vec
   if (!F.diagonal) return solve_lower_transpose(F.L, b);
   const Vec<T, N> inv = inverse_diagonal(F.L);
   Vec<T, N> x;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) x[i] = b[i] * inv[i];
   return x;
 }
@@ -169,6 +192,7 @@ template <class T, int N>
 UKES_HD Vec<T, N> lower_times(const CholeskyFactor<T, N>& F, const Vec<T, N>& x) {
   if (!F.diagonal) return lower_times(F.L, x);
   Vec<T, N> y;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) y[i] = F.L(i, i) * x[i];
   return y;
 }
@@ -178,8 +202,11 @@ UKES_HD void write_right_solve_lower_transpose(const CholeskyFactor<T, N>& F, co
                                                At&& at) {
   if (!F.diagonal) return write_right_solve_lower_transpose(F.L, A, at);
   const Vec<T, N> inv = inverse_diagonal(F.L);
-  for (int r = 0; r < R; ++r)
+  UKES_LANE_UNROLL
+  for (int r = 0; r < R; ++r) {
+    UKES_LANE_UNROLL
     for (int i = 0; i < N; ++i) at(r, i) = A(r, i) * inv[i];
+  }
 }
 
 template <class T, int R, int N>

@@ -17,6 +17,20 @@
 
 #include "kernels/linalg/small_matrix.hpp"
 
+// The QR's loop bounds, X's active sizes. nvcc and the per-system CPU code read them through xr()
+// and xc(), as the figures of benchmarks/kernel_resources.tsv were measured with: read into locals
+// instead, they gave nvcc other kernels (scara's FP32 warp kernel 153 registers, not 159; one of
+// slider_crank's 142, not 137). The lanes spell them as GCC 12 keeps a loop pragma on
+// (UKES_LANE_UNROLL, kernels/core/hd.hpp): it ignores one whose condition calls a member function
+// of a class template.
+#if defined(UKES_UNROLL_HOST_LOOPS) && !defined(__CUDA_ARCH__)
+#define UKES_X_ROWS (kPadded ? xr_ : XR)
+#define UKES_X_COLS (kPadded ? xc_ : XC)
+#else
+#define UKES_X_ROWS xr()
+#define UKES_X_COLS xc()
+#endif
+
 namespace ukes {
 
 // An SVD X = U S V^T kept as W = U S and V: all the pseudoinverse needs, whoever computed it
@@ -30,6 +44,7 @@ struct SvdFactors {
 
   UKES_HD T sigma_max() const {
     T s = T(0);
+    UKES_LANE_UNROLL
     for (int k = 0; k < C; ++k) s = max_of(s, sigma[k]);
     return s;
   }
@@ -108,8 +123,10 @@ UKES_HD int jacobi_sweeps(Mat<T, R, C>& W, Mat<T, C, C>& V) {
 template <class T, int R, int C>
 UKES_HD Vec<T, C> column_norms(const Mat<T, R, C>& W) {
   Vec<T, C> sigma;
+  UKES_LANE_UNROLL
   for (int k = 0; k < C; ++k) {
     T s2 = T(0);
+    UKES_LANE_UNROLL
     for (int r = 0; r < R; ++r) s2 += W(r, k) * W(r, k);
     sigma[k] = sqrt(s2);
   }
@@ -259,20 +276,26 @@ class PseudoInverse {
     Vec<T, C> x = Vec<T, C>::zero();
     if (transposed()) {
       // X = B^T = U S V^T, so B = V S U^T and B^+ = U S^-1 V^T = W diag(1/s^2) V^T.
+      UKES_LANE_UNROLL
       for (int k = 0; k < XC; ++k) {
         if (all_lanes(e_[k] == T(0))) continue;
         T coef = T(0);
+        UKES_LANE_UNROLL
         for (int i = 0; i < R; ++i) coef += V(i, k) * r[i];
         coef *= e_[k];
+        UKES_LANE_UNROLL
         for (int j = 0; j < C; ++j) x[j] += W(j, k) * coef;
       }
     } else {
       // X = B = U S V^T: B^+ = V S^-1 U^T = V diag(1/s^2) W^T.
+      UKES_LANE_UNROLL
       for (int k = 0; k < XC; ++k) {
         if (all_lanes(e_[k] == T(0))) continue;
         T coef = T(0);
+        UKES_LANE_UNROLL
         for (int i = 0; i < R; ++i) coef += W(i, k) * r[i];
         coef *= e_[k];
+        UKES_LANE_UNROLL
         for (int j = 0; j < C; ++j) x[j] += V(j, k) * coef;
       }
     }
@@ -282,10 +305,12 @@ class PseudoInverse {
   // The explicit C x R pseudoinverse (tests, assembly of small operators).
   UKES_HD Mat<T, C, R> matrix() const {
     Mat<T, C, R> P;
+    UKES_LANE_UNROLL
     for (int i = 0; i < R; ++i) {
       Vec<T, R> e = Vec<T, R>::zero();
       e[i] = T(1);
       const Vec<T, C> col = apply(e);
+      UKES_LANE_UNROLL
       for (int j = 0; j < C; ++j) P(j, i) = col[j];
     }
     return P;
@@ -354,8 +379,11 @@ class PseudoInverse {
   }
   template <class At>
   UKES_HD static void write_entries(const Mat<T, R, C>& B, At&& at) {
-    for (int r = 0; r < R; ++r)
+    UKES_LANE_UNROLL
+    for (int r = 0; r < R; ++r) {
+      UKES_LANE_UNROLL
       for (int c = 0; c < C; ++c) at(r, c) = B(r, c);
+    }
   }
   template <class Source, class At>
   UKES_HD static void write_entries(const Source& B, At&& at) {
@@ -373,10 +401,12 @@ class PseudoInverse {
   // The rank rule over the singular values of the factors in x_ and v_: e_, rank_, conditioning_.
   UKES_HD void keep_singular_values(const Vec<T, XC>& sigma, T rtol) {
     T s_max = T(0);
+    UKES_LANE_UNROLL
     for (int k = 0; k < XC; ++k) s_max = max_of(s_max, sigma[k]);
     const T cutoff = rtol * s_max;
     rank_ = 0;
     T s_min_kept = s_max;
+    UKES_LANE_UNROLL
     for (int k = 0; k < XC; ++k) {
       const T s = sigma[k];
       const MaskOf<T> keep = (s > cutoff) && (s > T(0));
@@ -408,9 +438,11 @@ class PseudoInverse {
   // exact-conditioning floor.
   UKES_HD bool factor_qr(T rtol) {
     T r_fro2 = T(0);
-    for (int k = 0; k < xc(); ++k) {
+    UKES_LANE_UNROLL
+    for (int k = 0; k < UKES_X_COLS; ++k) {
       T below2 = T(0);  // squared norm of column k below the diagonal
-      for (int r = k + 1; r < xr(); ++r) below2 += x_(r, k) * x_(r, k);
+      UKES_LANE_UNROLL
+      for (int r = k + 1; r < UKES_X_ROWS; ++r) below2 += x_(r, k) * x_(r, k);
       const T xkk = x_(k, k);
       const T norm2 = xkk * xkk + below2;
       const T norm = sqrt(norm2);
@@ -447,34 +479,44 @@ class PseudoInverse {
         d_[k] = T(1) / rkk;
         e_[k] = beta;
       }
-      for (int j = k + 1; j < xc(); ++j) {
+      UKES_LANE_UNROLL
+      for (int j = k + 1; j < UKES_X_COLS; ++j) {
         T s = T(0);
-        for (int r = k; r < xr(); ++r) s += x_(r, k) * x_(r, j);
+        UKES_LANE_UNROLL
+        for (int r = k; r < UKES_X_ROWS; ++r) s += x_(r, k) * x_(r, j);
         if (all_lanes(s == T(0))) continue;  // column j is orthogonal to v already (rows often are)
         if constexpr (kLanes<T>) {
           s *= e_[k];
         } else {
           s *= beta;
         }
-        for (int r = k; r < xr(); ++r) x_(r, j) -= s * x_(r, k);
+        UKES_LANE_UNROLL
+        for (int r = k; r < UKES_X_ROWS; ++r) x_(r, j) -= s * x_(r, k);
       }
     }
     // |R|_F and |R^-1|_F (column k of R^-1 by back substitution on e_k; for a diagonal R, the
     // reciprocals of its diagonal).
     T off2 = T(0);
-    for (int k = 1; k < xc(); ++k)
+    UKES_LANE_UNROLL
+    for (int k = 1; k < UKES_X_COLS; ++k) {
+      UKES_LANE_UNROLL
       for (int i = 0; i < k; ++i) off2 += x_(i, k) * x_(i, k);
+    }
     r_fro2 += off2;
     // A diagonal R (in every lane: in the others the back substitution adds exact zeros).
     const bool diagonal = all_lanes(off2 == T(0));
     T rinv_fro2 = T(0);
-    for (int k = 0; k < xc() && diagonal; ++k) rinv_fro2 += d_[k] * d_[k];
-    for (int k = 0; k < xc() && !diagonal; ++k) {
+    UKES_LANE_UNROLL
+    for (int k = 0; k < UKES_X_COLS && diagonal; ++k) rinv_fro2 += d_[k] * d_[k];
+    UKES_LANE_UNROLL
+    for (int k = 0; k < UKES_X_COLS && !diagonal; ++k) {
       Vec<T, XC> y;
       y[k] = d_[k];
       rinv_fro2 += y[k] * y[k];
+      UKES_LANE_UNROLL
       for (int i = k - 1; i >= 0; --i) {
         T s = T(0);
+        UKES_LANE_UNROLL
         for (int l = i + 1; l <= k; ++l) s += x_(i, l) * y[l];
         y[i] = -s * d_[i];
         rinv_fro2 += y[i] * y[i];
@@ -498,31 +540,39 @@ class PseudoInverse {
   UKES_HD void reflect(int k, Vec<T, XR>& z) const {
     if (all_lanes(e_[k] == T(0))) return;  // the identity
     T s = T(0);
-    for (int r = k; r < xr(); ++r) s += x_(r, k) * z[r];
+    UKES_LANE_UNROLL
+    for (int r = k; r < UKES_X_ROWS; ++r) s += x_(r, k) * z[r];
     s *= e_[k];
-    for (int r = k; r < xr(); ++r) z[r] -= s * x_(r, k);
+    UKES_LANE_UNROLL
+    for (int r = k; r < UKES_X_ROWS; ++r) z[r] -= s * x_(r, k);
   }
 
   UKES_HD Vec<T, C> apply_qr(const Vec<T, R>& r) const {
     if (transposed()) {
       // B = R^T Q^T: B^+ r = Q [R^-T r; 0] (R^T is lower triangular: forward substitution).
       Vec<T, XR> z = Vec<T, XR>::zero();
-      for (int i = 0; i < xc(); ++i) {
+      UKES_LANE_UNROLL
+      for (int i = 0; i < UKES_X_COLS; ++i) {
         T s = r[i];
+        UKES_LANE_UNROLL
         for (int k = 0; k < i; ++k) s -= x_(k, i) * z[k];
         z[i] = s * d_[i];
       }
-      for (int k = xc() - 1; k >= 0; --k) reflect(k, z);
+      UKES_LANE_UNROLL
+      for (int k = UKES_X_COLS - 1; k >= 0; --k) reflect(k, z);
       return resized<C>(z);
     } else {
       // B = Q R: B^+ r = R^-1 (Q^T r)[0 .. C) (back substitution).
       Vec<T, XR> y = resized<XR>(r);
-      for (int k = 0; k < xc(); ++k) reflect(k, y);
+      UKES_LANE_UNROLL
+      for (int k = 0; k < UKES_X_COLS; ++k) reflect(k, y);
       Vec<T, C> x;
       if constexpr (kPadded) x = Vec<T, C>::zero();
-      for (int i = xc() - 1; i >= 0; --i) {
+      UKES_LANE_UNROLL
+      for (int i = UKES_X_COLS - 1; i >= 0; --i) {
         T s = y[i];
-        for (int k = i + 1; k < xc(); ++k) s -= x_(i, k) * x[k];
+        UKES_LANE_UNROLL
+        for (int k = i + 1; k < UKES_X_COLS; ++k) s -= x_(i, k) * x[k];
         x[i] = s * d_[i];
       }
       return x;
@@ -537,6 +587,7 @@ class PseudoInverse {
       return v;
     } else {
       Vec<T, L> out;
+      UKES_LANE_UNROLL
       for (int i = 0; i < L; ++i) out[i] = i < K ? v[i] : T(0);
       return out;
     }
@@ -567,3 +618,6 @@ UKES_HD Mat<T, C, R> pinv(const Mat<T, R, C>& B, T rtol = default_rank_rtol<T>(R
 }
 
 }  // namespace ukes
+
+#undef UKES_X_ROWS
+#undef UKES_X_COLS

@@ -23,6 +23,7 @@ struct Vec {
 
   UKES_HD static Vec zero() {
     Vec r;
+    UKES_LANE_UNROLL
     for (int i = 0; i < (N > 0 ? N : 1); ++i) r.v[i] = T(0);
     return r;
   }
@@ -40,11 +41,13 @@ struct Mat {
 
   UKES_HD static Mat zero() {
     Mat r;
+    UKES_LANE_UNROLL
     for (int i = 0; i < ((R * C) > 0 ? R * C : 1); ++i) r.a[i] = T(0);
     return r;
   }
   UKES_HD static Mat identity() {
     Mat r = zero();
+    UKES_LANE_UNROLL
     for (int i = 0; i < (R < C ? R : C); ++i) r(i, i) = T(1);
     return r;
   }
@@ -53,25 +56,35 @@ struct Mat {
 template <class T, int R, int C>
 UKES_HD Mat<T, C, R> transpose(const Mat<T, R, C>& A) {
   Mat<T, C, R> t;
-  for (int i = 0; i < R; ++i)
+  UKES_LANE_UNROLL
+  for (int i = 0; i < R; ++i) {
+    UKES_LANE_UNROLL
     for (int j = 0; j < C; ++j) t(j, i) = A(i, j);
+  }
   return t;
 }
 
 template <class T, int R, int K, int C>
 UKES_HD Mat<T, R, C> operator*(const Mat<T, R, K>& A, const Mat<T, K, C>& B) {
   Mat<T, R, C> P = Mat<T, R, C>::zero();
-  for (int i = 0; i < R; ++i)
-    for (int k = 0; k < K; ++k)
+  UKES_LANE_UNROLL
+  for (int i = 0; i < R; ++i) {
+    UKES_LANE_UNROLL
+    for (int k = 0; k < K; ++k) {
+      UKES_LANE_UNROLL
       for (int j = 0; j < C; ++j) P(i, j) += A(i, k) * B(k, j);
+    }
+  }
   return P;
 }
 
 template <class T, int R, int C>
 UKES_HD Vec<T, R> operator*(const Mat<T, R, C>& A, const Vec<T, C>& x) {
   Vec<T, R> y;
+  UKES_LANE_UNROLL
   for (int i = 0; i < R; ++i) {
     T s = T(0);
+    UKES_LANE_UNROLL
     for (int j = 0; j < C; ++j) s += A(i, j) * x[j];
     y[i] = s;
   }
@@ -82,14 +95,18 @@ UKES_HD Vec<T, R> operator*(const Mat<T, R, C>& A, const Vec<T, C>& x) {
 template <class T, int R, int C>
 UKES_HD Vec<T, C> transpose_times(const Mat<T, R, C>& A, const Vec<T, R>& x) {
   Vec<T, C> y = Vec<T, C>::zero();
-  for (int i = 0; i < R; ++i)
+  UKES_LANE_UNROLL
+  for (int i = 0; i < R; ++i) {
+    UKES_LANE_UNROLL
     for (int j = 0; j < C; ++j) y[j] += A(i, j) * x[i];
+  }
   return y;
 }
 
 template <class T, int N>
 UKES_HD Vec<T, N> operator+(const Vec<T, N>& a, const Vec<T, N>& b) {
   Vec<T, N> r;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) r[i] = a[i] + b[i];
   return r;
 }
@@ -97,6 +114,7 @@ UKES_HD Vec<T, N> operator+(const Vec<T, N>& a, const Vec<T, N>& b) {
 template <class T, int N>
 UKES_HD Vec<T, N> operator-(const Vec<T, N>& a, const Vec<T, N>& b) {
   Vec<T, N> r;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) r[i] = a[i] - b[i];
   return r;
 }
@@ -104,6 +122,7 @@ UKES_HD Vec<T, N> operator-(const Vec<T, N>& a, const Vec<T, N>& b) {
 template <class T, int N>
 UKES_HD Vec<T, N> operator*(T s, const Vec<T, N>& a) {
   Vec<T, N> r;
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) r[i] = s * a[i];
   return r;
 }
@@ -111,6 +130,7 @@ UKES_HD Vec<T, N> operator*(T s, const Vec<T, N>& a) {
 template <class T, int N>
 UKES_HD T dot(const Vec<T, N>& a, const Vec<T, N>& b) {
   T s = T(0);
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) s += a[i] * b[i];
   return s;
 }
@@ -123,6 +143,7 @@ UKES_HD T norm2(const Vec<T, N>& a) {
 template <class T, int N>
 UKES_HD T norm_inf(const Vec<T, N>& a) {
   T s = T(0);
+  UKES_LANE_UNROLL
   for (int i = 0; i < N; ++i) s = max_of(s, abs(a[i]));
   return s;
 }

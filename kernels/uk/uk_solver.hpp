@@ -122,6 +122,7 @@ UKES_HD UKES_INLINE PseudoInverse<T, Source::rows, Source::cols, true> make_pinv
 template <class T, int N>
 UKES_HD MaskOf<T> definite_lanes(const Mat<T, N, N>& M, const Mat<T, N, N>& L) {
   T largest = T(0), smallest_pivot = L(0, 0) * L(0, 0);
+  UKES_LANE_UNROLL
   for (int j = 0; j < N; ++j) {
     largest = max_of(largest, M(j, j));
     smallest_pivot = min_of(smallest_pivot, L(j, j) * L(j, j));

@@ -190,14 +190,14 @@ JobStore::JobStore(const std::string& path, std::int64_t wal_bound) : wal_bound_
     exec("PRAGMA synchronous = NORMAL");
     // A large job's chunks pass through the WAL: truncate it after checkpoints, which
     // checkpointer_ makes on a thread of its own (wal_checkpointer.hpp).
-    exec("PRAGMA journal_size_limit = 67108864");
+    exec(("PRAGMA journal_size_limit = " + std::to_string(kWalKeptBytes)).c_str());
     exec("PRAGMA wal_autocheckpoint = 0");
     sqlite3_wal_hook(db_, count_wal_frames, this);  // after the line above, which clears it
     {
       Statement s(db_, "PRAGMA page_size");
       if (s.step("read the page size")) page_bytes_ = s.integer(0);
     }
-    checkpointer_ = std::make_unique<WalCheckpointer>(path);
+    checkpointer_ = std::make_unique<WalCheckpointer>(path, page_bytes_);
     exec("DELETE FROM chunks WHERE job NOT IN (SELECT id FROM jobs)");
     removed_orphan_chunks_ = changes();
     if (removed_orphan_chunks_ > 0) exec("PRAGMA incremental_vacuum");

@@ -231,7 +231,7 @@ TEST_F(JobStoreTest, SetAsideMovesTheFileAwayForAnEmptyStore) {
 
 // Commits leave checkpoints to the store's own thread (wal_checkpointer.hpp): the chunks still
 // reach the database file while the store is open, and the WAL is truncated to its limit once a
-// checkpoint has caught up.
+// checkpoint has caught up (by the next write, or by the checkpointer itself: the next test).
 TEST_F(JobStoreTest, CommittedChunksReachTheDatabaseFileWhileTheStoreIsOpen) {
   JobStore store(path());
   store.add_job(job("j-1", "alice"));
@@ -262,6 +262,30 @@ TEST_F(JobStoreTest, CommittedChunksReachTheDatabaseFileWhileTheStoreIsOpen) {
   EXPECT_LE(fs::file_size(wal), std::uintmax_t{64} << 20);
   EXPECT_GE(fs::file_size(path()), std::uintmax_t{kChunks} << 20);
   EXPECT_EQ(store.chunk("j-1", kChunks), mib + std::to_string(kChunks));
+}
+
+// A store that goes quiet after a large job gives the WAL's space back once the checkpoints have
+// copied it (wal_checkpointer.hpp): with no write after them, the log kept the whole burst on
+// disk, already copied, until the next one. The store goes on as before after that.
+TEST_F(JobStoreTest, AQuietStoreTruncatesTheLogItsCheckpointsCopied) {
+  JobStore store(path());
+  store.add_job(job("j-1", "alice"));
+  const std::string mib(std::size_t{1} << 20, 'q');
+  constexpr int kChunks = 96;  // in one commit: a log past the 64 MiB it keeps, whatever the timing
+  std::vector<StoredChunk> slice;
+  for (int c = 1; c <= kChunks; ++c) slice.push_back({c, 2, mib + std::to_string(c), c});
+  store.put_chunks("j-1", slice);
+  const fs::path wal = path() + "-wal";
+  ASSERT_GT(fs::file_size(wal), std::uintmax_t{kChunks} << 20);
+  const auto patience = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (fs::file_size(wal) > 0 && std::chrono::steady_clock::now() < patience)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(fs::file_size(wal), 0u);
+  EXPECT_GE(fs::file_size(path()), std::uintmax_t{kChunks} << 20);
+  EXPECT_EQ(store.chunk("j-1", kChunks), mib + std::to_string(kChunks));
+  store.put_chunks("j-1", {{kChunks + 1, 2, "after", kChunks + 1}});
+  EXPECT_EQ(store.chunk("j-1", kChunks + 1), "after");
+  EXPECT_EQ(store.chunk("j-1", 1), mib + "1");
 }
 
 // Commits that never pause leave the checkpoints no moment to start the log again; past its bound

@@ -3,17 +3,24 @@
 // trajectory data over loopback (MB/s of protocol payload, raw and decoded by the client).
 //
 //   build/benchmarks/bench_service [--systems N] [--repetitions R] [--model duffing|scara]
-//                                  [--device cpu|gpu] [--t-end SECONDS]  (dt = 1 ms)
+//                                  [--device cpu|gpu] [--t-end SECONDS] [--threads T]  (dt = 1 ms)
 //
-// Prints a Markdown table. The server runs with the same CPU thread count as the in-process run.
+// Prints a Markdown table. The server runs with the same CPU thread count as the in-process run:
+// T, by default every core (fewer leave the server's own threads a core of their own).
 // `--device gpu` runs both on the GPU module (UKES_CUDA_MODULE=build/libukes_host_gpu.so: the
 // host emulation, which shows what the slice pipeline hides but not a GPU's speed).
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +39,27 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CPU seconds (user and system) this process has used, all its threads.
+double own_cpu_s() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// CPU seconds another process has used, all its threads (/proc/PID/stat's utime and stime, in
+// clock ticks: 10 ms resolution, well under a run's seconds).
+double process_cpu_s(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // The fields after the command's name, which ends with the last ')': state is field 3, utime 14.
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  std::vector<std::string> fields((std::istream_iterator<std::string>(rest)),
+                                  std::istream_iterator<std::string>());
+  if (fields.size() < 13) return 0.0;
+  return (std::stod(fields[11]) + std::stod(fields[12])) / double(sysconf(_SC_CLK_TCK));
 }
 
 double median(std::vector<double> v) {
@@ -110,7 +138,7 @@ StreamStats replay(ukes::v1::UkesService::Stub& stub, const std::string& job_id,
 }  // namespace
 
 int main(int argc, char** argv) {
-  int systems = 100000, repetitions = 3;
+  int systems = 100000, repetitions = 3, threads = ukes::default_cpu_threads();
   std::string model = "duffing", device = "cpu", t_end;
   for (int k = 1; k + 1 < argc; k += 2) {
     if (std::strcmp(argv[k], "--systems") == 0) systems = std::atoi(argv[k + 1]);
@@ -118,9 +146,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[k], "--model") == 0) model = argv[k + 1];
     if (std::strcmp(argv[k], "--device") == 0) device = argv[k + 1];
     if (std::strcmp(argv[k], "--t-end") == 0) t_end = argv[k + 1];
+    if (std::strcmp(argv[k], "--threads") == 0) threads = std::max(1, std::atoi(argv[k + 1]));
   }
   if (t_end.empty()) t_end = model == "scara" ? "2.0" : "0.2";
-  const int threads = ukes::default_cpu_threads();
   ukes::testing::ServerProcess server({"--threads", std::to_string(threads), "--device", device});
   auto stub = ukes::v1::UkesService::NewStub(server.channel());
 
@@ -135,20 +163,26 @@ int main(int argc, char** argv) {
   const std::string spec_text = sweep_spec(model, systems, device, t_end);
   const long steps = std::lround(std::stod(t_end) / 0.001);
   std::vector<double> in_process, via_server, integration, statistics;
+  std::vector<double> cpu_in_process, cpu_server, cpu_client;  // CPU seconds of each run
   for (int r = 0; r < repetitions; ++r) {
+    const double own_before = own_cpu_s();
     const auto t0 = Clock::now();
     const ukes::RunSpec spec = ukes::parse_run_spec(ukes::parse_spec_text(spec_text), parse);
     const ukes::RunOutcome out = ukes::execute(spec, {.threads = threads});
     in_process.push_back(seconds_since(t0));
+    cpu_in_process.push_back(own_cpu_s() - own_before);
     integration.push_back(out.elapsed_s);
     statistics.push_back(out.total_s - out.elapsed_s);
     if (out.backend != device) {
       std::fprintf(stderr, "ran on the %s, not the %s\n", out.backend.c_str(), device.c_str());
       return 1;
     }
+    const double client_before = own_cpu_s(), server_before = process_cpu_s(server.pid());
     const StreamStats s = simulate(*stub, spec_text, /*assemble=*/true);
     if (s.state != ukes::v1::JOB_STATE_SUCCEEDED) return 1;
     via_server.push_back(s.seconds);
+    cpu_client.push_back(own_cpu_s() - client_before);
+    cpu_server.push_back(process_cpu_s(server.pid()) - server_before);
     if (out.statistics.ok != systems) return 1;
   }
 
@@ -176,6 +210,12 @@ int main(int argc, char** argv) {
       "| same through ukes-server on loopback (submit to last chunk, client decodes) | %.3f s |\n",
       t_srv);
   std::printf("| ratio server / in-process | %.3f |\n", t_srv / t_in);
+  const double c_in = median(cpu_in_process), c_srv = median(cpu_server), c_cl = median(cpu_client);
+  std::printf("| CPU seconds in-process | %.3f s |\n", c_in);
+  std::printf("| CPU seconds through the server: the server's + the client's | %.3f + %.3f s |\n",
+              c_srv, c_cl);
+  std::printf("| ratio of CPU seconds, server and client / in-process | %.3f |\n",
+              (c_srv + c_cl) / c_in);
   std::printf("| trajectory job: 2000 systems x 2001 samples, all fields | %.1f MB of chunks |\n",
               bytes / 1e6);
   std::printf(

@@ -5,8 +5,9 @@
 //   build/benchmarks/bench_service [--systems N] [--repetitions R] [--model duffing|scara]
 //                                  [--device cpu|gpu] [--t-end SECONDS] [--threads T]  (dt = 1 ms)
 //
-// Prints a Markdown table. The server runs with the same CPU thread count as the in-process run:
-// T, by default every core (fewer leave the server's own threads a core of their own).
+// Prints a Markdown table: wall times, and the CPU seconds each path used (what the server's own
+// work costs where every core integrates). The server runs with the same CPU thread count as the
+// in-process run: T, by default every core (fewer leave the server's own threads a core).
 // `--device gpu` runs both on the GPU module (UKES_CUDA_MODULE=build/libukes_host_gpu.so: the
 // host emulation, which shows what the slice pipeline hides but not a GPU's speed).
 #include <sys/resource.h>
@@ -50,7 +51,7 @@ double own_cpu_s() {
 }
 
 // CPU seconds another process has used, all its threads (/proc/PID/stat's utime and stime, in
-// clock ticks: 10 ms resolution, well under a run's seconds).
+// clock ticks: 10 ms on Linux, fine for runs of seconds, coarse for runs of a tenth of one).
 double process_cpu_s(pid_t pid) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -4,10 +4,13 @@
 //
 //   build/benchmarks/bench_service [--systems N] [--repetitions R] [--model duffing|scara]
 //                                  [--device cpu|gpu] [--t-end SECONDS] [--threads T]  (dt = 1 ms)
+//                                  [--memory-only]
 //
 // Prints a Markdown table: wall times, and the CPU seconds each path used (what the server's own
 // work costs where every core integrates). The server runs with the same CPU thread count as the
-// in-process run: T, by default every core (fewer leave the server's own threads a core).
+// in-process run: T, by default every core (fewer leave the server's own threads a core). The
+// server keeps its jobs in a job store (--data-dir), as a deployed one does; `--memory-only`
+// starts it without one, which shows what storing the results costs.
 // `--device gpu` runs both on the GPU module (UKES_CUDA_MODULE=build/libukes_host_gpu.so: the
 // host emulation, which shows what the slice pipeline hides but not a GPU's speed).
 #include <sys/resource.h>
@@ -18,7 +21,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -141,16 +143,35 @@ StreamStats replay(ukes::v1::UkesService::Stub& stub, const std::string& job_id,
 int main(int argc, char** argv) {
   int systems = 100000, repetitions = 3, threads = ukes::default_cpu_threads();
   std::string model = "duffing", device = "cpu", t_end;
-  for (int k = 1; k + 1 < argc; k += 2) {
-    if (std::strcmp(argv[k], "--systems") == 0) systems = std::atoi(argv[k + 1]);
-    if (std::strcmp(argv[k], "--repetitions") == 0) repetitions = std::atoi(argv[k + 1]);
-    if (std::strcmp(argv[k], "--model") == 0) model = argv[k + 1];
-    if (std::strcmp(argv[k], "--device") == 0) device = argv[k + 1];
-    if (std::strcmp(argv[k], "--t-end") == 0) t_end = argv[k + 1];
-    if (std::strcmp(argv[k], "--threads") == 0) threads = std::max(1, std::atoi(argv[k + 1]));
+  auto data_dir = ukes::testing::DataDir::kGiven;
+  for (int k = 1; k < argc; ++k) {
+    const std::string flag = argv[k];
+    if (flag == "--memory-only") {
+      data_dir = ukes::testing::DataDir::kPrivate;
+      continue;
+    }
+    const char* value = k + 1 < argc ? argv[++k] : "";
+    if (flag == "--systems") {
+      systems = std::max(1, std::atoi(value));
+    } else if (flag == "--repetitions") {
+      repetitions = std::max(1, std::atoi(value));
+    } else if (flag == "--model") {
+      model = value;
+    } else if (flag == "--device") {
+      device = value;
+    } else if (flag == "--t-end") {
+      t_end = value;
+    } else if (flag == "--threads") {
+      threads = std::max(1, std::atoi(value));
+    } else {
+      std::fprintf(stderr, "bench_service: unknown option %.40s (see the header of %s)\n",
+                   flag.c_str(), __FILE__);
+      return 2;
+    }
   }
   if (t_end.empty()) t_end = model == "scara" ? "2.0" : "0.2";
-  ukes::testing::ServerProcess server({"--threads", std::to_string(threads), "--device", device});
+  ukes::testing::ServerProcess server({"--threads", std::to_string(threads), "--device", device},
+                                      data_dir);
   auto stub = ukes::v1::UkesService::NewStub(server.channel());
 
   ukes::ParseOptions parse;  // as `ukes run` parses: this machine's GPU, if asked for

@@ -17,7 +17,8 @@
 #   throughput  ensemble_driver on the built-ins and on interpreted definitions (G steps/s)
 #   tests       test_gpu in 16 shards at once (the GPU tests run instead of skipping)
 #   bench_cpu   bench_service on the CPU (the server within 1.05x), on that machine's cores, at its
-#               default 10^5 duffing systems and at 10^6
+#               default 10^5 duffing systems and at 10^6, with a core left free, and without a
+#               job store (--memory-only)
 #   lanes       that machine's FP64 peak, and the CPU lanes of every instruction set it has, the
 #               per-system path and the Eigen peer on all its cores (issue 30)
 # The tree that travels (tracked files and the pack) must stay under the device tool's 64 MiB:
@@ -140,6 +141,8 @@ bench_cpu() {
   "$B/benchmarks/bench_service" --repetitions 3 --systems 1000000
   # A core left to the server's own threads: what the pipeline hides when they have one.
   "$B/benchmarks/bench_service" --repetitions 3 --threads "$(($(nproc) - 1))"
+  # No job store: what storing the results costs there.
+  "$B/benchmarks/bench_service" --repetitions 3 --memory-only
 }
 
 # benchmarks/lanes_table.py: each variant and the peer in turn, so that a busy moment falls on all

@@ -150,7 +150,11 @@ int main(int argc, char** argv) {
       data_dir = ukes::testing::DataDir::kPrivate;
       continue;
     }
-    const char* value = k + 1 < argc ? argv[++k] : "";
+    if (k + 1 == argc) {
+      std::fprintf(stderr, "bench_service: %.40s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const char* value = argv[++k];
     if (flag == "--systems") {
       systems = std::max(1, std::atoi(value));
     } else if (flag == "--repetitions") {
